@@ -1,0 +1,82 @@
+# chash: consistent hashing for SQLite, as a loadable extension.
+#
+#   make            build chash.so (load it with: .load ./chash)
+#   make demo       the tour: sql/demo.sql in the sqlite3 shell
+#   make test       build, then run every tests/*.test and the unit tests
+#   make test-asan  the same, built with AddressSanitizer and UBSan
+#   make deps       install the Debian packages the build needs (as root)
+#
+# Missing Debian packages are installed with apt-get when run as root;
+# otherwise make stops and prints the command to run.
+
+CC      ?= gcc
+CFLAGS  ?= -O2
+WARN     = -Wall -Wextra -Werror
+STD      = -std=gnu11
+SOFLAGS  = -fPIC -shared -fvisibility=hidden
+SRC      = $(wildcard ext/*.c)
+HDR      = $(wildcard ext/*.h)
+SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
+
+DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev python3 python3-xxhash
+
+.PHONY: all deps demo test test-asan unit clean
+
+all: chash.so
+
+deps:
+	@missing=""; \
+	for p in $(DEBS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' \
+	    || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else \
+	    echo "chash needs these Debian packages:$$missing"; \
+	    echo "run: sudo apt-get install -y$$missing"; \
+	    exit 1; \
+	  fi; \
+	fi
+
+chash.so: $(SRC) $(HDR) | deps
+	$(CC) $(STD) $(CFLAGS) $(WARN) $(SOFLAGS) -o $@ $(SRC) -lm
+
+tests/runner: tests/runner.c | deps
+	$(CC) $(STD) $(CFLAGS) $(WARN) -o $@ $< -lsqlite3 -lnettle
+
+tests/ring_test: tests/ring_test.c ext/ring.c ext/hash.c ext/options.c $(HDR) | deps
+	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/ring_test.c ext/ring.c ext/hash.c ext/options.c -lm
+
+demo: chash.so
+	sqlite3 :memory: -cmd '.load ./chash' < sql/demo.sql
+
+test: chash.so tests/runner tests/ring_test
+	tests/ring_test
+	/usr/bin/python3 tests/reference.py --check
+	tests/runner --ext ./chash.so tests/*.test
+
+# The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer;
+# any report fails the run.
+build/asan/chash.so: $(SRC) $(HDR) | deps
+	@mkdir -p build/asan
+	$(CC) $(STD) -O1 $(WARN) $(SAN) $(SOFLAGS) -o $@ $(SRC) -lm
+
+build/asan/runner: tests/runner.c | deps
+	@mkdir -p build/asan
+	$(CC) $(STD) -O1 $(WARN) $(SAN) -o $@ $< -lsqlite3 -lnettle
+
+build/asan/ring_test: tests/ring_test.c ext/ring.c ext/hash.c ext/options.c $(HDR) | deps
+	@mkdir -p build/asan
+	$(CC) $(STD) -O1 $(WARN) $(SAN) -Iext -o $@ tests/ring_test.c ext/ring.c ext/hash.c ext/options.c -lm
+
+test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  build/asan/ring_test
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  build/asan/runner --ext ./build/asan/chash.so tests/*.test
+
+clean:
+	rm -rf chash.so tests/runner tests/ring_test build

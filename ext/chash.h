@@ -1,0 +1,158 @@
+/*
+** chash.h: what the SQLite-facing parts of chash share: the per-connection
+** context, the shadow-table store, ring-spec resolution and key hashing.
+**
+** The parts:
+**   ring.c, hash.c, options.c   pure C core (no SQLite)
+**   store.c    shadow tables: layout, reads, writes, versions
+**   spec.c     ring specs -> ring snapshots, with per-statement and
+**              per-connection caches
+**   vtab.c     the chash virtual table
+**   funcs.c    the SQL functions
+**   chash.c    the entry point that registers them
+*/
+#ifndef CHASH_H
+#define CHASH_H
+
+#include <sqlite3ext.h>
+#ifndef SQLITE_CORE
+SQLITE_EXTENSION_INIT3
+#endif
+
+#include "options.h"
+#include "ring.h"
+
+#define CHASH_VERSION "0.1.0"
+#define CHASH_FORMAT  1            /* on-disk format of the shadow tables */
+
+/* ---------------------------------------------------------------- store.c */
+
+/* What the %_config shadow table says about a ring table. */
+typedef struct store_info {
+  ring_config config;
+  int64_t epoch;          /* last committed version */
+  int64_t stamp;          /* random; changes with every change to the ring */
+  int64_t created;        /* random; set when the table is created */
+  int64_t next_id;        /* id of the next node added */
+  int64_t points;         /* points of the current nodes (for the limits) */
+} store_info;
+
+/* A ring table's shadow tables and the statements that write them. */
+typedef struct ring_store ring_store;
+
+/* Create the shadow tables of a new ring table. */
+int store_create(sqlite3 *db, const char *zSchema, const char *zName,
+                 const ring_config *cfg, char **pzErr);
+/* Drop them (DROP TABLE), rename them (ALTER TABLE ... RENAME). */
+int store_drop(sqlite3 *db, const char *zSchema, const char *zName);
+int store_rename(sqlite3 *db, const char *zSchema, const char *zOld,
+                 const char *zNew);
+/* The shadow table suffixes, for xShadowName. */
+int store_is_shadow_suffix(const char *zSuffix);
+
+/* Read %_config. On error *pzErr says what is wrong (corrupt ring). */
+int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
+                    store_info *pInfo, char **pzErr);
+
+/* The current version: the highest epoch in %_history, or 0. */
+int store_current_version(sqlite3 *db, const char *zSchema,
+                          const char *zName, int64_t *pVersion);
+
+/*
+** Build the ring of version iVersion (replayed from %_history), or of the
+** current nodes if iVersion<0. The ring's version field is set by the
+** caller.
+*/
+int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
+                    const ring_config *cfg, int64_t iVersion, ring **ppRing,
+                    char **pzErr);
+
+/*
+** Look table zName up in zSchema (case-insensitively): 1 if it is a chash
+** table, 2 if it is another table, 0 if there is none, <0 the negated
+** SQLite error code. *pzName gets the table's name as stored.
+*/
+int store_find_ring_table(sqlite3 *db, const char *zSchema, const char *zName,
+                          char **pzName);
+
+/* The connection's schemas in SQLite's search order: temp, main, attached.
+** Free the list with store_free_schemas. */
+int store_list_schemas(sqlite3 *db, char ***pazSchema, int *pn);
+void store_free_schemas(char **azSchema, int n);
+
+/* Every chash table of the connection as "schema.name", comma-separated,
+** in SQLite's search order (temp, main, attached); *pnRing counts them. */
+int store_list_rings(sqlite3 *db, char **pzList, int *pnRing,
+                     char **pzSchema, char **pzName);
+
+/* The write side, used by the virtual table's xUpdate. */
+int store_open(sqlite3 *db, const char *zSchema, const char *zName,
+               ring_store **ppStore, char **pzErr);
+void store_close(ring_store *st);
+const store_info *store_info_of(ring_store *st);
+/* Finalize cached statements (before a rename). */
+void store_reset_statements(ring_store *st);
+/* Look a node up by name or by id. Returns SQLITE_ROW if found (with its
+** id, name and weight; the name is valid until the next store call),
+** SQLITE_DONE if not, or an error. */
+int store_find_by_name(ring_store *st, const char *zNode, int nNode,
+                       int64_t *pId, double *pWeight);
+int store_find_by_id(ring_store *st, int64_t id, char **pzNode,
+                     double *pWeight);
+int store_add(ring_store *st, const char *zNode, int nNode, double weight,
+              int64_t *pId);
+int store_remove(ring_store *st, int64_t id);
+/* Change name and/or weight of node id (op "rename" or "reweight"). */
+int store_change(ring_store *st, int64_t id, const char *zNode, int nNode,
+                 double weight);
+/* A statement over the current nodes (columns id, node, weight), in id
+** order: all of them (STORE_SCAN_ALL), the one named pArg, or the one with
+** id pArg. The caller finalizes it. */
+#define STORE_SCAN_ALL   0
+#define STORE_SCAN_NAME  1
+#define STORE_SCAN_ID    2
+int store_scan(ring_store *st, int eBy, sqlite3_value *pArg,
+               sqlite3_stmt **ppStmt);
+/* At commit: the pending changes become the next version. */
+int store_commit_epoch(ring_store *st);
+/* The error message of the last failing store call (or NULL). */
+const char *store_errmsg(ring_store *st);
+
+/* ----------------------------------------------------------------- spec.c */
+
+/* The per-connection context: module pAux and functions' user data. */
+typedef struct chash_conn chash_conn;
+
+chash_conn *conn_new(sqlite3 *db);
+void conn_free(void *pConn);
+
+/*
+** The ring named by argument iArg of a function call (-1: the argument is
+** omitted, so the default ring). Resolved once per statement; the ring stays
+** valid until the statement ends, so results may point into it. On error,
+** the error (prefixed by zFunc) is set on ctx and NULL is returned.
+*/
+ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
+                    const char *zFunc);
+
+/* The current ring of table zSchema.zName (for the table's own columns);
+** the caller releases it. */
+int spec_current_ring(chash_conn *conn, const char *zSchema,
+                      const char *zName, ring **ppRing, char **pzErr);
+
+/* ---------------------------------------------------------------- funcs.c */
+
+/*
+** The position of key value v on a ring with config cfg: TEXT and BLOB hash
+** their bytes, INTEGER its decimal text, REAL its SQLite text form. Returns
+** 0 if v is NULL (no position), else 1.
+*/
+int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos);
+
+int funcs_register(sqlite3 *db, chash_conn *conn);
+
+/* ----------------------------------------------------------------- vtab.c */
+
+int vtab_register(sqlite3 *db, chash_conn *conn);
+
+#endif

@@ -1,0 +1,183 @@
+/*
+** funcs.c: the scalar SQL functions of chash.
+**
+**   ch_locate(key [, ring])    the node that owns key
+**   ch_moved(key, old, new)    1 if key's owner differs between two rings
+**   ch_hash(key [, hash])      the key's 64-bit position, as a signed integer
+**   ch_epoch([ring])           the ring's version number
+**   ch_version()               the extension's version
+**
+** Flags, and why:
+**   - ch_locate, ch_moved, ch_epoch read a ring that can change, so they are
+**     not DETERMINISTIC (no indexes or generated columns on them). They only
+**     read the ring's shadow tables on the same connection and have no side
+**     effects, so they are INNOCUOUS: views and triggers may use them even
+**     with trusted_schema=OFF.
+**   - ch_hash and ch_version are pure: DETERMINISTIC and INNOCUOUS.
+*/
+#include <string.h>
+
+#include "chash.h"
+
+/* Decimal text of v into z (at least 21 bytes); returns its length. */
+static int format_int64(int64_t v, char *z){
+  char buf[24];
+  int n = 0;
+  uint64_t u = v<0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+  do{ buf[n++] = (char)('0' + u%10); u /= 10; }while( u );
+  int len = 0;
+  if( v<0 ) z[len++] = '-';
+  while( n ) z[len++] = buf[--n];
+  return len;
+}
+
+int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos){
+  char zInt[24];
+  const void *p;
+  int n;
+  switch( sqlite3_value_type(v) ){
+    case SQLITE_NULL:
+      return 0;
+    case SQLITE_INTEGER:
+      n = format_int64(sqlite3_value_int64(v), zInt);
+      p = zInt;
+      break;
+    case SQLITE_BLOB:
+      p = sqlite3_value_blob(v);
+      n = sqlite3_value_bytes(v);
+      break;
+    default:                     /* TEXT; REAL as SQLite's text form */
+      p = sqlite3_value_text(v);
+      n = sqlite3_value_bytes(v);
+      break;
+  }
+  *pPos = hash_bytes(cfg->hash, cfg->seed, p ? p : "", (size_t)n);
+  return 1;
+}
+
+/* Set "zFunc: ring ... is empty" on ctx; rings with no nodes own no key. */
+static void error_empty(sqlite3_context *ctx, const char *zFunc,
+                        sqlite3_value *pSpec){
+  const char *zSpec = pSpec ? (const char *)sqlite3_value_text(pSpec) : NULL;
+  char *zMsg = sqlite3_mprintf("%s: ring %s%s%sis empty (it has no nodes)",
+                               zFunc, zSpec ? "'" : "", zSpec ? zSpec : "",
+                               zSpec ? "' " : "");
+  sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+  sqlite3_free(zMsg);
+}
+
+/* The node that owns v on r, or NULL for a NULL key. r is not empty. */
+static const ring_node *owner_of(const ring *r, sqlite3_value *v){
+  uint64_t pos;
+  if( !key_position(v, &r->config, &pos) ) return NULL;
+  return &r->nodes[ring_lookup(r, pos)];
+}
+
+/* ch_locate(key [, ring]) */
+static void locate_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  sqlite3_value *pSpec = argc>1 ? argv[1] : NULL;
+  ring *r = spec_ring_arg(ctx, pSpec, "ch_locate");
+  if( r==NULL ) return;
+  if( r->n_nodes==0 ){
+    error_empty(ctx, "ch_locate", pSpec);
+    return;
+  }
+  const ring_node *node = owner_of(r, argv[0]);
+  if( node==NULL ) return;
+  /* The ring outlives the statement's rows (spec.c), so no copy. */
+  sqlite3_result_text(ctx, node->name, (int)node->name_len, SQLITE_STATIC);
+}
+
+/* ch_moved(key, old, new) */
+static void moved_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc;
+  ring *rOld = spec_ring_arg(ctx, argv[1], "ch_moved");
+  if( rOld==NULL ) return;
+  ring *rNew = spec_ring_arg(ctx, argv[2], "ch_moved");
+  if( rNew==NULL ) return;
+  if( rOld->n_nodes==0 || rNew->n_nodes==0 ){
+    error_empty(ctx, "ch_moved", rOld->n_nodes==0 ? argv[1] : argv[2]);
+    return;
+  }
+  uint64_t posOld, posNew;
+  if( !key_position(argv[0], &rOld->config, &posOld) ) return;
+  if( rOld->config.hash==rNew->config.hash
+   && rOld->config.seed==rNew->config.seed ){
+    posNew = posOld;                         /* hash the key once */
+  }else{
+    key_position(argv[0], &rNew->config, &posNew);
+  }
+  const ring_node *a = &rOld->nodes[ring_lookup(rOld, posOld)];
+  const ring_node *b = &rNew->nodes[ring_lookup(rNew, posNew)];
+  int bMoved = a->name_len!=b->name_len
+            || memcmp(a->name, b->name, a->name_len)!=0;
+  sqlite3_result_int(ctx, bMoved);
+}
+
+/* ch_hash(key [, hash]) */
+static void hash_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  ring_config cfg;
+  ring_config_default(&cfg);
+  if( argc>1 ){
+    const char *zHash = (const char *)sqlite3_value_text(argv[1]);
+    int h = zHash ? hash_from_name(zHash) : -1;
+    if( h<0 ){
+      char *zMsg = sqlite3_mprintf("ch_hash: unknown hash '%s'; accepted: %s",
+                                   zHash ? zHash : "NULL", hash_names());
+      sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+      sqlite3_free(zMsg);
+      return;
+    }
+    cfg.hash = h;
+  }
+  uint64_t pos;
+  if( key_position(argv[0], &cfg, &pos) ){
+    sqlite3_result_int64(ctx, (int64_t)pos);
+  }
+}
+
+/* ch_epoch([ring]) */
+static void epoch_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  ring *r = spec_ring_arg(ctx, argc>0 ? argv[0] : NULL, "ch_epoch");
+  if( r==NULL ) return;
+  if( r->version<0 ){
+    sqlite3_result_error(ctx, "ch_epoch: an inline JSON ring has no versions",
+                         -1);
+    return;
+  }
+  sqlite3_result_int64(ctx, r->version);
+}
+
+/* ch_version() */
+static void version_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc;
+  (void)argv;
+  sqlite3_result_text(ctx, CHASH_VERSION, -1, SQLITE_STATIC);
+}
+
+int funcs_register(sqlite3 *db, chash_conn *conn){
+  static const int placement = SQLITE_UTF8 | SQLITE_INNOCUOUS;
+  static const int pure = SQLITE_UTF8 | SQLITE_INNOCUOUS | SQLITE_DETERMINISTIC;
+  static const struct {
+    const char *zName;
+    int nArg;
+    int flags;
+    void (*xFunc)(sqlite3_context *, int, sqlite3_value **);
+  } aFunc[] = {
+    { "ch_locate",  1, placement, locate_func },
+    { "ch_locate",  2, placement, locate_func },
+    { "ch_moved",   3, placement, moved_func },
+    { "ch_hash",    1, pure,      hash_func },
+    { "ch_hash",    2, pure,      hash_func },
+    { "ch_epoch",   0, placement, epoch_func },
+    { "ch_epoch",   1, placement, epoch_func },
+    { "ch_version", 0, pure,      version_func },
+  };
+  for(size_t i=0; i<sizeof(aFunc)/sizeof(aFunc[0]); i++){
+    int rc = sqlite3_create_function_v2(db, aFunc[i].zName, aFunc[i].nArg,
+                                        aFunc[i].flags, conn, aFunc[i].xFunc,
+                                        NULL, NULL, NULL);
+    if( rc!=SQLITE_OK ) return rc;
+  }
+  return SQLITE_OK;
+}

@@ -1,0 +1,610 @@
+/*
+** spec.c: ring specs, and the caches that keep ring snapshots.
+**
+** A ring spec names a ring: 'shards' (as this connection sees it now),
+** 'shards@3' (version 3), 'shards@-1' (one version before the current),
+** 'aux.shards' (in attached schema aux), inline JSON ('["a","b"]' or
+** '{"nodes":{"a":1,"b":2},"vnodes":300}'), an integer N (version N of the
+** default ring) or nothing (the default ring: the only one there is).
+**
+** Two caches keep lookups cheap:
+**   - per statement: a list of (spec, ring) kept as SQLite auxdata with a
+**     negative argument index, which lives until the statement is reset.
+**     A spec is resolved once per statement, so the next statement sees
+**     other connections' commits, and results may point at node names in a
+**     ring because the ring outlives every row of the statement.
+**   - per connection: the last CONN_CACHE_SIZE rings built, each valid while
+**     its tag matches: the ring's stamp (random, replaced by every change,
+**     rolled back with the change) for the current ring and for a version
+**     not yet committed, or the table's creation tag for a committed version
+**     (which never changes).
+*/
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chash.h"
+
+#define CONN_CACHE_SIZE   16
+#define STMT_CACHE_MAX    256      /* distinct specs in one statement */
+#define STMT_CACHE_AUXID  (-0x6368) /* auxdata slot of the statement cache */
+
+/* ------------------------------------------------ per-connection cache */
+
+typedef struct conn_entry {
+  char *zKey;              /* which ring: see cache_key(); NULL if free */
+  int64_t tag;             /* valid while this matches */
+  ring *ring;              /* one reference held */
+  uint64_t last_use;
+} conn_entry;
+
+struct chash_conn {
+  sqlite3 *db;
+  conn_entry aEntry[CONN_CACHE_SIZE];
+  uint64_t clock;
+};
+
+chash_conn *conn_new(sqlite3 *db){
+  chash_conn *conn = sqlite3_malloc64(sizeof(*conn));
+  if( conn ){
+    memset(conn, 0, sizeof(*conn));
+    conn->db = db;
+  }
+  return conn;
+}
+
+static void entry_clear(conn_entry *e){
+  sqlite3_free(e->zKey);
+  ring_release(e->ring);
+  memset(e, 0, sizeof(*e));
+}
+
+void conn_free(void *pConn){
+  chash_conn *conn = pConn;
+  if( conn==NULL ) return;
+  for(int i=0; i<CONN_CACHE_SIZE; i++) entry_clear(&conn->aEntry[i]);
+  sqlite3_free(conn);
+}
+
+/* A new reference to the cached ring for (zKey, tag), or NULL. */
+static ring *cache_get(chash_conn *conn, const char *zKey, int64_t tag){
+  for(int i=0; i<CONN_CACHE_SIZE; i++){
+    conn_entry *e = &conn->aEntry[i];
+    if( e->zKey && e->tag==tag && strcmp(e->zKey, zKey)==0 ){
+      e->last_use = ++conn->clock;
+      ring_retain(e->ring);
+      return e->ring;
+    }
+  }
+  return NULL;
+}
+
+/* Keep r under (zKey, tag), replacing the same key or the least recently
+** used entry. Out of memory just means the ring is not cached. */
+static void cache_put(chash_conn *conn, const char *zKey, int64_t tag, ring *r){
+  conn_entry *pSlot = &conn->aEntry[0];
+  for(int i=0; i<CONN_CACHE_SIZE; i++){
+    conn_entry *e = &conn->aEntry[i];
+    if( e->zKey==NULL || strcmp(e->zKey, zKey)==0 ){ pSlot = e; break; }
+    if( e->last_use<pSlot->last_use ) pSlot = e;
+  }
+  char *zCopy = sqlite3_mprintf("%s", zKey);
+  if( zCopy==NULL ) return;
+  entry_clear(pSlot);
+  pSlot->zKey = zCopy;
+  pSlot->tag = tag;
+  pSlot->ring = r;
+  pSlot->last_use = ++conn->clock;
+  ring_retain(r);
+}
+
+/* ------------------------------------------------------- table rings */
+
+/*
+** The ring of table zSchema.zName (a chash table, name as stored) at
+** version iVersion, or the current ring if bCurrent. Checks the version is
+** in range. New reference in *ppRing.
+*/
+static int table_ring(chash_conn *conn, const char *zSchema, const char *zName,
+                      int bCurrent, int bRelative, int64_t iVersion,
+                      const char *zSpec, ring **ppRing, char **pzErr){
+  sqlite3 *db = conn->db;
+  store_info info;
+  int64_t nCurrent;
+  int rc = store_read_info(db, zSchema, zName, &info, pzErr);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = store_current_version(db, zSchema, zName, &nCurrent);
+  if( rc!=SQLITE_OK ){
+    *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s", zSchema, zName,
+                             sqlite3_errmsg(db));
+    return rc==SQLITE_NOMEM ? rc : SQLITE_CORRUPT_VTAB;
+  }
+  if( !bCurrent ){
+    if( bRelative ) iVersion = nCurrent + iVersion;
+    if( iVersion<0 || iVersion>nCurrent ){
+      *pzErr = sqlite3_mprintf("no such version: %s (ring %s.%s has versions "
+                               "0 to %lld)", zSpec, zSchema, zName,
+                               (long long)nCurrent);
+      return SQLITE_ERROR;
+    }
+  }
+  /* A committed version never changes; anything newer changes with stamp. */
+  int bFrozen = !bCurrent && iVersion<=info.epoch;
+  int64_t tag = bFrozen ? info.created : info.stamp;
+  char *zKey = bCurrent ? sqlite3_mprintf("%s.%s", zSchema, zName)
+                        : sqlite3_mprintf("%s.%s@%lld", zSchema, zName,
+                                          (long long)iVersion);
+  if( zKey==NULL ) return SQLITE_NOMEM;
+  ring *r = cache_get(conn, zKey, tag);
+  if( r==NULL ){
+    rc = store_load_ring(db, zSchema, zName, &info.config,
+                         bCurrent ? -1 : iVersion, &r, pzErr);
+    if( rc==SQLITE_OK ){
+      r->version = bCurrent ? nCurrent : iVersion;
+      cache_put(conn, zKey, tag, r);
+    }
+  }
+  sqlite3_free(zKey);
+  *ppRing = r;
+  return rc;
+}
+
+int spec_current_ring(chash_conn *conn, const char *zSchema,
+                      const char *zName, ring **ppRing, char **pzErr){
+  return table_ring(conn, zSchema, zName, 1, 0, 0, zName, ppRing, pzErr);
+}
+
+/* The default ring: the only chash table of the connection. */
+static int default_ring(chash_conn *conn, int bCurrent, int64_t iVersion,
+                        const char *zSpec, ring **ppRing, char **pzErr){
+  char *zList = NULL, *zSchema = NULL, *zName = NULL;
+  int nRing = 0;
+  int rc = store_list_rings(conn->db, &zList, &nRing, &zSchema, &zName);
+  if( rc!=SQLITE_OK ) return rc;
+  if( nRing==0 ){
+    *pzErr = sqlite3_mprintf("no ring to use: create one with CREATE VIRTUAL "
+                             "TABLE name USING chash, or pass a ring spec");
+    rc = SQLITE_ERROR;
+  }else if( nRing>1 ){
+    *pzErr = sqlite3_mprintf("%d rings, so name one: %s", nRing, zList);
+    rc = SQLITE_ERROR;
+  }else{
+    rc = table_ring(conn, zSchema, zName, bCurrent, iVersion<0, iVersion,
+                    zSpec, ppRing, pzErr);
+  }
+  sqlite3_free(zList);
+  sqlite3_free(zSchema);
+  sqlite3_free(zName);
+  return rc;
+}
+
+/* Parse "-?[0-9]{1,18}" into *pV. Returns 0 on success. */
+static int parse_version(const char *z, int64_t *pV){
+  int bNeg = *z=='-';
+  if( bNeg ) z++;
+  size_t n = strlen(z);
+  if( n==0 || n>18 ) return 1;
+  for(size_t i=0; i<n; i++) if( !isdigit((unsigned char)z[i]) ) return 1;
+  *pV = strtoll(z, NULL, 10) * (bNeg ? -1 : 1);
+  return 0;
+}
+
+/* A spec naming a table: [schema.]name[@version]. */
+static int named_ring(chash_conn *conn, const char *zSpec, ring **ppRing,
+                      char **pzErr){
+  sqlite3 *db = conn->db;
+  char *zCopy = sqlite3_mprintf("%s", zSpec);
+  if( zCopy==NULL ) return SQLITE_NOMEM;
+  int bCurrent = 1, bRelative = 0;
+  int64_t iVersion = 0;
+  char *zAt = strrchr(zCopy, '@');
+  if( zAt ){
+    *zAt = 0;
+    bCurrent = 0;
+    bRelative = zAt[1]=='-';
+    if( parse_version(zAt+1, &iVersion) ){
+      *pzErr = sqlite3_mprintf("bad version in ring spec '%s': write "
+                               "name@N or name@-N", zSpec);
+      sqlite3_free(zCopy);
+      return SQLITE_ERROR;
+    }
+  }
+  /* schema.name if the part before the first dot is a schema; else the
+  ** whole is the table name, looked up in temp, main, then attached. */
+  char **azSchema = NULL;
+  int nSchema = 0;
+  int rc = store_list_schemas(db, &azSchema, &nSchema);
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(zCopy);
+    return rc;
+  }
+  const char *zName = zCopy;
+  int iOnly = -1;
+  char *zDot = strchr(zCopy, '.');
+  if( zDot ){
+    for(int i=0; i<nSchema; i++){
+      if( sqlite3_strnicmp(azSchema[i], zCopy, (int)(zDot-zCopy))==0
+       && azSchema[i][zDot-zCopy]==0 ){
+        iOnly = i;
+        zName = zDot+1;
+        break;
+      }
+    }
+  }
+  int found = 0;
+  char *zTable = NULL;
+  int iSchema;
+  for(iSchema=0; iSchema<nSchema && found==0; iSchema++){
+    if( iOnly>=0 && iSchema!=iOnly ) continue;
+    found = store_find_ring_table(db, azSchema[iSchema], zName, &zTable);
+    if( found==0 ) continue;
+    break;
+  }
+  if( found<0 ){
+    rc = -found;
+  }else if( found==0 || *zName==0 ){
+    *pzErr = sqlite3_mprintf("no such ring: %s", zSpec);
+    rc = SQLITE_ERROR;
+  }else if( found==2 ){
+    *pzErr = sqlite3_mprintf("not a chash ring: %s", zSpec);
+    rc = SQLITE_ERROR;
+  }else{
+    rc = table_ring(conn, azSchema[iSchema], zTable, bCurrent, bRelative,
+                    iVersion, zSpec, ppRing, pzErr);
+  }
+  sqlite3_free(zTable);
+  store_free_schemas(azSchema, nSchema);
+  sqlite3_free(zCopy);
+  return rc;
+}
+
+/* ------------------------------------------------------ inline JSON */
+
+/* Run a one-row query on the JSON text z; NULL on error. */
+static sqlite3_stmt *json_query(sqlite3 *db, const char *zSql, const char *z,
+                                int n, int *pRc){
+  sqlite3_stmt *pStmt = NULL;
+  *pRc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+  if( *pRc!=SQLITE_OK ) return NULL;
+  sqlite3_bind_text(pStmt, 1, z, n, SQLITE_STATIC);
+  return pStmt;
+}
+
+/* Read the "nodes" of a JSON spec (zPath: "$" or "$.nodes") into a node
+** list. */
+static int json_nodes(sqlite3 *db, const char *z, int n, const char *zPath,
+                      ring_input **paInput, uint32_t *pnInput, char **pzErr){
+  int rc;
+  char *zSql = sqlite3_mprintf("SELECT key, type, value, json_type(?1, %Q)"
+                               " FROM json_each(?1, %Q)", zPath, zPath);
+  if( zSql==NULL ) return SQLITE_NOMEM;
+  sqlite3_stmt *pStmt = json_query(db, zSql, z, n, &rc);
+  sqlite3_free(zSql);
+  if( pStmt==NULL ) return rc;
+  ring_input *aInput = NULL;
+  uint32_t nInput = 0;
+  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    const char *zContainer = (const char *)sqlite3_column_text(pStmt, 3);
+    const char *zType = (const char *)sqlite3_column_text(pStmt, 1);
+    int bArray = zContainer && strcmp(zContainer, "array")==0;
+    int iName = bArray ? 2 : 0;
+    if( zType==NULL ){ rc = SQLITE_NOMEM; break; }
+    if( nInput>=RING_MAX_NODES ){
+      *pzErr = sqlite3_mprintf("too many nodes: at most %d", RING_MAX_NODES);
+      rc = SQLITE_ERROR;
+      break;
+    }
+    if( bArray && strcmp(zType, "text")!=0 ){
+      *pzErr = sqlite3_mprintf("JSON ring spec: nodes[%d] is not a string",
+                               (int)nInput);
+      rc = SQLITE_ERROR;
+      break;
+    }
+    if( !bArray && strcmp(zType, "integer")!=0 && strcmp(zType, "real")!=0 ){
+      *pzErr = sqlite3_mprintf("JSON ring spec: the weight of node %s is not "
+                               "a number", sqlite3_column_text(pStmt, 0));
+      rc = SQLITE_ERROR;
+      break;
+    }
+    const char *zName = (const char *)sqlite3_column_text(pStmt, iName);
+    int nName = sqlite3_column_bytes(pStmt, iName);
+    char *zCopy = sqlite3_malloc64(nName+1);
+    ring_input *aNew = sqlite3_realloc64(aInput, sizeof(ring_input)*(nInput+1));
+    if( zName==NULL || zCopy==NULL || aNew==NULL ){
+      sqlite3_free(zCopy);
+      if( aNew ) aInput = aNew;
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    aInput = aNew;
+    memcpy(zCopy, zName, nName);
+    zCopy[nName] = 0;
+    aInput[nInput].name = zCopy;
+    aInput[nInput].name_len = (uint32_t)nName;
+    aInput[nInput].weight = bArray ? 1.0 : sqlite3_column_double(pStmt, 2);
+    nInput++;
+  }
+  sqlite3_finalize(pStmt);
+  if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+  *paInput = aInput;
+  *pnInput = nInput;
+  return rc;
+}
+
+static void free_inputs(ring_input *aInput, uint32_t n){
+  for(uint32_t i=0; i<n; i++) sqlite3_free((char *)aInput[i].name);
+  sqlite3_free(aInput);
+}
+
+/* Apply the options of a JSON object spec (every key but "nodes"). */
+static int json_options(sqlite3 *db, const char *z, int n, ring_config *cfg,
+                        int *pbNodes, char **pzErr){
+  int rc;
+  sqlite3_stmt *pStmt = json_query(db,
+      "SELECT key, type, value FROM json_each(?1)", z, n, &rc);
+  if( pStmt==NULL ) return rc;
+  unsigned set = 0;
+  char zMsg[200];
+  *pbNodes = 0;
+  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    const char *zKey = (const char *)sqlite3_column_text(pStmt, 0);
+    const char *zType = (const char *)sqlite3_column_text(pStmt, 1);
+    const char *zValue = (const char *)sqlite3_column_text(pStmt, 2);
+    if( zKey==NULL || zType==NULL ){ rc = SQLITE_NOMEM; break; }
+    if( strcmp(zKey, "nodes")==0 ){
+      if( strcmp(zType, "array")!=0 && strcmp(zType, "object")!=0 ){
+        *pzErr = sqlite3_mprintf("JSON ring spec: nodes must be an array of "
+                                 "names or an object {name: weight}");
+        rc = SQLITE_ERROR;
+        break;
+      }
+      *pbNodes = 1;
+      continue;
+    }
+    if( strcmp(zType, "text")!=0 && strcmp(zType, "integer")!=0 ){
+      *pzErr = sqlite3_mprintf("JSON ring spec: option %s must be a string or "
+                               "an integer", zKey);
+      rc = SQLITE_ERROR;
+      break;
+    }
+    if( zValue==NULL ){ rc = SQLITE_NOMEM; break; }
+    if( options_set(cfg, &set, zKey, zValue, zMsg, sizeof(zMsg)) ){
+      *pzErr = sqlite3_mprintf("JSON ring spec: %s", zMsg);
+      rc = SQLITE_ERROR;
+      break;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  if( rc==SQLITE_DONE ){
+    rc = SQLITE_OK;
+    if( options_check(cfg, set, zMsg, sizeof(zMsg)) ){
+      *pzErr = sqlite3_mprintf("JSON ring spec: %s", zMsg);
+      rc = SQLITE_ERROR;
+    }
+  }
+  return rc;
+}
+
+/* An inline ring: '["a","b"]' or '{"nodes": ..., option: value, ...}'. */
+static int json_ring(chash_conn *conn, const char *z, int n, ring **ppRing,
+                     char **pzErr){
+  sqlite3 *db = conn->db;
+  char *zKey = sqlite3_mprintf("json:%.*s", n, z);
+  if( zKey==NULL ) return SQLITE_NOMEM;
+  *ppRing = cache_get(conn, zKey, 0);
+  if( *ppRing ){
+    sqlite3_free(zKey);
+    return SQLITE_OK;
+  }
+  int rc;
+  sqlite3_stmt *pStmt = json_query(db, "SELECT json_valid(?1), json_type(?1)",
+                                   z, n, &rc);
+  if( pStmt==NULL ){
+    sqlite3_free(zKey);
+    return rc;
+  }
+  char zType[8] = "";
+  rc = sqlite3_step(pStmt);
+  if( rc==SQLITE_ROW && sqlite3_column_int(pStmt, 0) ){
+    snprintf(zType, sizeof(zType), "%s", sqlite3_column_text(pStmt, 1));
+  }
+  rc = sqlite3_finalize(pStmt);
+  ring_config cfg;
+  ring_config_default(&cfg);
+  ring_input *aInput = NULL;
+  uint32_t nInput = 0;
+  if( rc==SQLITE_OK ){
+    if( strcmp(zType, "array")==0 ){
+      rc = json_nodes(db, z, n, "$", &aInput, &nInput, pzErr);
+    }else if( strcmp(zType, "object")==0 ){
+      int bNodes = 0;
+      rc = json_options(db, z, n, &cfg, &bNodes, pzErr);
+      if( rc==SQLITE_OK && !bNodes ){
+        *pzErr = sqlite3_mprintf("JSON ring spec has no \"nodes\"");
+        rc = SQLITE_ERROR;
+      }
+      if( rc==SQLITE_OK ){
+        rc = json_nodes(db, z, n, "$.nodes", &aInput, &nInput, pzErr);
+      }
+    }else{
+      *pzErr = sqlite3_mprintf("malformed JSON ring spec: %.*s%s",
+                               n>60 ? 60 : n, z, n>60 ? "..." : "");
+      rc = SQLITE_ERROR;
+    }
+  }
+  if( rc==SQLITE_OK ){
+    char zMsg[200];
+    int rcRing = ring_build(&cfg, aInput, nInput, ppRing, zMsg, sizeof(zMsg));
+    if( rcRing==RING_NOMEM ){
+      rc = SQLITE_NOMEM;
+    }else if( rcRing!=RING_OK ){
+      *pzErr = sqlite3_mprintf("JSON ring spec: %s", zMsg);
+      rc = SQLITE_ERROR;
+    }else{
+      cache_put(conn, zKey, 0, *ppRing);
+    }
+  }
+  free_inputs(aInput, nInput);
+  sqlite3_free(zKey);
+  return rc;
+}
+
+/* -------------------------------------------------- statement cache */
+
+typedef struct stmt_entry {
+  int eType;               /* SQLITE_TEXT, SQLITE_INTEGER, or SQLITE_NULL
+                           ** for an omitted spec */
+  char *zSpec;             /* text of a TEXT spec */
+  int nSpec;
+  int64_t iSpec;           /* value of an INTEGER spec */
+  ring *ring;              /* one reference held */
+} stmt_entry;
+
+typedef struct stmt_cache {
+  int n, nAlloc;
+  int iLast;               /* the entry found last: checked first */
+  stmt_entry *a;
+} stmt_cache;
+
+static void stmt_cache_free(void *p){
+  stmt_cache *sc = p;
+  for(int i=0; i<sc->n; i++){
+    sqlite3_free(sc->a[i].zSpec);
+    ring_release(sc->a[i].ring);
+  }
+  sqlite3_free(sc->a);
+  sqlite3_free(sc);
+}
+
+static int entry_matches(const stmt_entry *e, int eType, const char *z, int n,
+                         int64_t i){
+  if( e->eType!=eType ) return 0;
+  if( eType==SQLITE_INTEGER ) return e->iSpec==i;
+  if( eType==SQLITE_TEXT ) return e->nSpec==n && memcmp(e->zSpec, z, n)==0;
+  return 1;
+}
+
+/* Resolve a spec of the given type to a new ring reference. */
+static int resolve(chash_conn *conn, int eType, const char *z, int n,
+                   int64_t i, ring **ppRing, char **pzErr){
+  if( eType==SQLITE_NULL ) return default_ring(conn, 1, 0, "", ppRing, pzErr);
+  if( eType==SQLITE_INTEGER ){
+    char zSpec[32];
+    snprintf(zSpec, sizeof(zSpec), "%lld", (long long)i);
+    return default_ring(conn, 0, i, zSpec, ppRing, pzErr);
+  }
+  const char *zStart = z;
+  while( zStart<z+n && isspace((unsigned char)*zStart) ) zStart++;
+  if( zStart<z+n && (*zStart=='[' || *zStart=='{') ){
+    return json_ring(conn, z, n, ppRing, pzErr);
+  }
+  if( n==0 || memchr(z, 0, n) ){
+    *pzErr = sqlite3_mprintf("no such ring: '%.*s'", n, z);
+    return SQLITE_ERROR;
+  }
+  return named_ring(conn, z, ppRing, pzErr);
+}
+
+ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
+                    const char *zFunc){
+  int eType = pSpec ? sqlite3_value_type(pSpec) : SQLITE_NULL;
+  const char *z = NULL;
+  int n = 0;
+  int64_t i = 0;
+  if( pSpec && eType==SQLITE_NULL ){
+    char *zMsg = sqlite3_mprintf("%s: the ring spec is NULL", zFunc);
+    sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+    sqlite3_free(zMsg);
+    return NULL;
+  }
+  if( eType==SQLITE_TEXT ){
+    z = (const char *)sqlite3_value_text(pSpec);
+    n = sqlite3_value_bytes(pSpec);
+    if( z==NULL ){
+      sqlite3_result_error_nomem(ctx);
+      return NULL;
+    }
+  }else if( eType==SQLITE_INTEGER ){
+    i = sqlite3_value_int64(pSpec);
+  }else if( eType!=SQLITE_NULL ){
+    char *zMsg = sqlite3_mprintf("%s: a ring spec is a name, a JSON ring or "
+                                 "an integer version, not a %s", zFunc,
+                                 eType==SQLITE_BLOB ? "blob" : "real");
+    sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+    sqlite3_free(zMsg);
+    return NULL;
+  }
+
+  stmt_cache *sc = sqlite3_get_auxdata(ctx, STMT_CACHE_AUXID);
+  if( sc ){
+    if( entry_matches(&sc->a[sc->iLast], eType, z, n, i) ){
+      return sc->a[sc->iLast].ring;
+    }
+    for(int k=0; k<sc->n; k++){
+      if( entry_matches(&sc->a[k], eType, z, n, i) ){
+        sc->iLast = k;
+        return sc->a[k].ring;
+      }
+    }
+    if( sc->n>=STMT_CACHE_MAX ){
+      char *zMsg = sqlite3_mprintf("%s: more than %d different ring specs in "
+                                   "one statement", zFunc, STMT_CACHE_MAX);
+      sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+      sqlite3_free(zMsg);
+      return NULL;
+    }
+  }
+
+  chash_conn *conn = sqlite3_user_data(ctx);
+  ring *r = NULL;
+  char *zErr = NULL;
+  int rc = resolve(conn, eType, z, n, i, &r, &zErr);
+  if( rc!=SQLITE_OK ){
+    if( rc==SQLITE_NOMEM ){
+      sqlite3_result_error_nomem(ctx);
+    }else{
+      char *zMsg = sqlite3_mprintf("%s: %s", zFunc,
+                                   zErr ? zErr : sqlite3_errstr(rc));
+      sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+      sqlite3_result_error_code(ctx, rc==SQLITE_CORRUPT_VTAB ? rc : SQLITE_ERROR);
+      sqlite3_free(zMsg);
+    }
+    sqlite3_free(zErr);
+    return NULL;
+  }
+
+  /* Keep r for the rest of the statement. */
+  if( sc==NULL ){
+    sc = sqlite3_malloc64(sizeof(*sc));
+    if( sc==NULL ) goto nomem;
+    memset(sc, 0, sizeof(*sc));
+    sqlite3_set_auxdata(ctx, STMT_CACHE_AUXID, sc, stmt_cache_free);
+    if( sqlite3_get_auxdata(ctx, STMT_CACHE_AUXID)!=sc ) goto nomem;
+  }
+  if( sc->n==sc->nAlloc ){
+    int nNew = sc->nAlloc ? sc->nAlloc*2 : 4;
+    stmt_entry *aNew = sqlite3_realloc64(sc->a, sizeof(stmt_entry)*nNew);
+    if( aNew==NULL ) goto nomem;
+    sc->a = aNew;
+    sc->nAlloc = nNew;
+  }
+  stmt_entry *e = &sc->a[sc->n];
+  memset(e, 0, sizeof(*e));
+  if( eType==SQLITE_TEXT ){
+    e->zSpec = sqlite3_malloc64(n ? n : 1);
+    if( e->zSpec==NULL ) goto nomem;
+    memcpy(e->zSpec, z, n);
+  }
+  e->eType = eType;
+  e->nSpec = n;
+  e->iSpec = i;
+  e->ring = r;
+  sc->iLast = sc->n++;
+  return r;
+
+nomem:
+  ring_release(r);
+  sqlite3_result_error_nomem(ctx);
+  return NULL;
+}

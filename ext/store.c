@@ -1,0 +1,838 @@
+/*
+** store.c: the shadow tables that hold a ring table, and every read and
+** write of them.
+**
+** Database format (CHASH_FORMAT 1). A ring table T in schema S has:
+**
+**   S.T_config(key TEXT PRIMARY KEY, value) WITHOUT ROWID
+**       format     1
+**       algorithm  'ring' | 'modn'
+**       hash       'xxh3' | 'xxh64'
+**       vnodes     integer
+**       seed       decimal text (it is an unsigned 64-bit number)
+**       epoch      the last committed version (0 when created)
+**       stamp      random integer, replaced by every change to the ring
+**       created    random integer, set when the table is created
+**       nextid     the id the next node added gets
+**       points     total points of the current nodes (to enforce limits)
+**
+**   S.T_nodes(id INTEGER PRIMARY KEY, node TEXT NOT NULL UNIQUE,
+**             weight REAL NOT NULL)
+**       the current nodes. id is the table's rowid: the order nodes were
+**       added in, kept across renames.
+**
+**   S.T_history(seq INTEGER PRIMARY KEY, epoch INTEGER NOT NULL,
+**               op TEXT NOT NULL, id INTEGER NOT NULL, node TEXT NOT NULL,
+**               weight REAL NOT NULL, old TEXT)
+**       every change, in order: op is add, remove, reweight or rename; node
+**       and weight are the node's name and weight after the change (for
+**       remove: before it); old is the previous name of a rename.
+**
+** Versions. A change is logged with epoch = committed epoch + 1. When the
+** transaction commits, xSync calls store_commit_epoch, which raises the
+** committed epoch to that number, so every committed transaction that
+** changes the ring is one version. A rolled back change takes its history
+** rows with it. Version N is rebuilt from the last history row of each id
+** with epoch <= N (unless that row is a remove).
+**
+** All writes are ordinary SQL on the same connection, so transactions,
+** savepoints and statement rollback come from SQLite itself.
+*/
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "chash.h"
+
+int store_is_shadow_suffix(const char *zSuffix){
+  static const char *const azSuffix[] = { "config", "nodes", "history" };
+  for(size_t i=0; i<sizeof(azSuffix)/sizeof(azSuffix[0]); i++){
+    if( sqlite3_stricmp(zSuffix, azSuffix[i])==0 ) return 1;
+  }
+  return 0;
+}
+
+/* Prepare the statement in zFmt (a %-format; NULL zFmt result = NOMEM),
+** touching real tables only (NO_VTAB). */
+static int prepare_fmt(sqlite3 *db, sqlite3_stmt **ppStmt, unsigned flags,
+                       const char *zFmt, ...){
+  va_list ap;
+  va_start(ap, zFmt);
+  char *zSql = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  *ppStmt = NULL;
+  if( zSql==NULL ) return SQLITE_NOMEM;
+  int rc = sqlite3_prepare_v3(db, zSql, -1, flags | SQLITE_PREPARE_NO_VTAB,
+                              ppStmt, NULL);
+  sqlite3_free(zSql);
+  return rc;
+}
+
+/* Run zSql (a %-format) to completion. */
+static int exec_fmt(sqlite3 *db, const char *zFmt, ...){
+  va_list ap;
+  va_start(ap, zFmt);
+  char *zSql = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  if( zSql==NULL ) return SQLITE_NOMEM;
+  int rc = sqlite3_exec(db, zSql, NULL, NULL, NULL);
+  sqlite3_free(zSql);
+  return rc;
+}
+
+static int64_t random_int64(void){
+  int64_t v;
+  sqlite3_randomness(sizeof(v), &v);
+  return v;
+}
+
+int store_create(sqlite3 *db, const char *zSchema, const char *zName,
+                 const ring_config *cfg, char **pzErr){
+  char zSeed[32];
+  options_seed_text(cfg, zSeed, sizeof(zSeed));
+  int rc = exec_fmt(db,
+    "CREATE TABLE \"%w\".\"%w_config\"(key TEXT PRIMARY KEY, value)"
+    " WITHOUT ROWID;"
+    "INSERT INTO \"%w\".\"%w_config\"(key, value) VALUES"
+    " ('format', %d), ('algorithm', %Q), ('hash', %Q), ('vnodes', %d),"
+    " ('seed', %Q), ('epoch', 0), ('stamp', %lld), ('created', %lld),"
+    " ('nextid', 1), ('points', 0);"
+    "CREATE TABLE \"%w\".\"%w_nodes\"(id INTEGER PRIMARY KEY,"
+    " node TEXT NOT NULL UNIQUE, weight REAL NOT NULL);"
+    "CREATE TABLE \"%w\".\"%w_history\"(seq INTEGER PRIMARY KEY,"
+    " epoch INTEGER NOT NULL, op TEXT NOT NULL, id INTEGER NOT NULL,"
+    " node TEXT NOT NULL, weight REAL NOT NULL, old TEXT);",
+    zSchema, zName, zSchema, zName, CHASH_FORMAT,
+    ring_algorithm_name(cfg->algorithm), hash_name(cfg->hash), cfg->vnodes,
+    zSeed, (long long)random_int64(), (long long)random_int64(),
+    zSchema, zName, zSchema, zName);
+  if( rc!=SQLITE_OK ){
+    *pzErr = sqlite3_mprintf("%s: cannot create shadow tables: %s", zName,
+                             sqlite3_errmsg(db));
+  }
+  return rc;
+}
+
+int store_drop(sqlite3 *db, const char *zSchema, const char *zName){
+  return exec_fmt(db,
+    "DROP TABLE IF EXISTS \"%w\".\"%w_config\";"
+    "DROP TABLE IF EXISTS \"%w\".\"%w_nodes\";"
+    "DROP TABLE IF EXISTS \"%w\".\"%w_history\";",
+    zSchema, zName, zSchema, zName, zSchema, zName);
+}
+
+int store_rename(sqlite3 *db, const char *zSchema, const char *zOld,
+                 const char *zNew){
+  return exec_fmt(db,
+    "ALTER TABLE \"%w\".\"%w_config\" RENAME TO \"%w_config\";"
+    "ALTER TABLE \"%w\".\"%w_nodes\" RENAME TO \"%w_nodes\";"
+    "ALTER TABLE \"%w\".\"%w_history\" RENAME TO \"%w_history\";",
+    zSchema, zOld, zNew, zSchema, zOld, zNew, zSchema, zOld, zNew);
+}
+
+/* ------------------------------------------------------------ reading */
+
+/* An integer from a config value, which must be stored as an integer. */
+static int config_int(sqlite3_stmt *pStmt, int64_t lo, int64_t *pOut){
+  if( sqlite3_column_type(pStmt, 1)!=SQLITE_INTEGER ) return 1;
+  int64_t v = sqlite3_column_int64(pStmt, 1);
+  if( v<lo ) return 1;
+  *pOut = v;
+  return 0;
+}
+
+int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
+                    store_info *pInfo, char **pzErr){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = prepare_fmt(db, &pStmt, 0,
+      "SELECT key, value FROM \"%w\".\"%w_config\"", zSchema, zName);
+  if( rc==SQLITE_NOMEM ) return rc;
+  if( rc!=SQLITE_OK ){
+    *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: cannot read %s_config: "
+                             "%s", zSchema, zName, zName, sqlite3_errmsg(db));
+    return SQLITE_CORRUPT_VTAB;
+  }
+  memset(pInfo, 0, sizeof(*pInfo));
+  ring_config_default(&pInfo->config);
+  unsigned nSeen = 0, setOptions = 0;
+  char zMsg[200] = "";
+  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    const char *zKey = (const char *)sqlite3_column_text(pStmt, 0);
+    const char *zValue = (const char *)sqlite3_column_text(pStmt, 1);
+    int64_t format;
+    int bad = 0;
+    if( zKey==NULL ) continue;
+    if( zValue==NULL ){
+      if( sqlite3_errcode(db)==SQLITE_NOMEM ){ rc = SQLITE_NOMEM; break; }
+      bad = 1;
+    }else if( strcmp(zKey, "format")==0 ){
+      bad = config_int(pStmt, 0, &format) || format!=CHASH_FORMAT;
+      if( bad ){
+        snprintf(zMsg, sizeof(zMsg), "unsupported format %s (this chash "
+                 "reads format %d)", zValue, CHASH_FORMAT);
+      }
+      nSeen |= 0x01;
+    }else if( strcmp(zKey, "epoch")==0 ){
+      bad = config_int(pStmt, 0, &pInfo->epoch);
+      nSeen |= 0x02;
+    }else if( strcmp(zKey, "stamp")==0 ){
+      bad = config_int(pStmt, INT64_MIN, &pInfo->stamp);
+      nSeen |= 0x04;
+    }else if( strcmp(zKey, "created")==0 ){
+      bad = config_int(pStmt, INT64_MIN, &pInfo->created);
+      nSeen |= 0x08;
+    }else if( strcmp(zKey, "nextid")==0 ){
+      bad = config_int(pStmt, 1, &pInfo->next_id);
+      nSeen |= 0x10;
+    }else if( strcmp(zKey, "points")==0 ){
+      bad = config_int(pStmt, 0, &pInfo->points);
+      nSeen |= 0x20;
+    }else{
+      char zOptErr[160];
+      bad = options_set(&pInfo->config, &setOptions, zKey, zValue,
+                        zOptErr, sizeof(zOptErr));
+      if( bad ) snprintf(zMsg, sizeof(zMsg), "%s", zOptErr);
+    }
+    if( bad ){
+      if( zMsg[0]==0 ){
+        snprintf(zMsg, sizeof(zMsg), "bad %s in %s_config: %.40s", zKey,
+                 zName, zValue ? zValue : "NULL");
+      }
+      rc = SQLITE_CORRUPT_VTAB;
+      break;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  if( rc==SQLITE_DONE ){
+    unsigned allOptions = OPTION_ALGORITHM|OPTION_HASH|OPTION_VNODES|OPTION_SEED;
+    if( nSeen!=0x3F || setOptions!=allOptions ){
+      snprintf(zMsg, sizeof(zMsg), "%s_config lacks a setting", zName);
+      rc = SQLITE_CORRUPT_VTAB;
+    }else{
+      rc = SQLITE_OK;
+    }
+  }
+  if( rc==SQLITE_CORRUPT_VTAB ){
+    *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s", zSchema, zName, zMsg);
+  }else if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
+    *pzErr = sqlite3_mprintf("ring %s.%s: %s", zSchema, zName,
+                             sqlite3_errmsg(db));
+  }
+  return rc;
+}
+
+int store_current_version(sqlite3 *db, const char *zSchema,
+                          const char *zName, int64_t *pVersion){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = prepare_fmt(db, &pStmt, 0,
+      "SELECT epoch FROM \"%w\".\"%w_history\" ORDER BY seq DESC LIMIT 1",
+      zSchema, zName);
+  if( rc!=SQLITE_OK ) return rc;
+  *pVersion = 0;
+  rc = sqlite3_step(pStmt);
+  if( rc==SQLITE_ROW ){
+    *pVersion = sqlite3_column_int64(pStmt, 0);
+    rc = SQLITE_OK;
+  }else if( rc==SQLITE_DONE ){
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/* Node names and weights read from the shadow tables, before the build. */
+typedef struct node_list {
+  ring_input *aInput;
+  uint32_t n, nAlloc;
+  char *zNames;            /* every name, back to back */
+  size_t nNames, nNamesAlloc;
+} node_list;
+
+static int node_list_add(node_list *p, const char *z, int n, double w){
+  if( p->n==p->nAlloc ){
+    uint32_t nNew = p->nAlloc ? p->nAlloc*2 : 64;
+    ring_input *aNew = sqlite3_realloc64(p->aInput, sizeof(ring_input)*nNew);
+    if( aNew==NULL ) return SQLITE_NOMEM;
+    p->aInput = aNew;
+    p->nAlloc = nNew;
+  }
+  if( p->nNames + n > p->nNamesAlloc ){
+    size_t nNew = (p->nNamesAlloc + n) * 2;
+    char *zNew = sqlite3_realloc64(p->zNames, nNew);
+    if( zNew==NULL ) return SQLITE_NOMEM;
+    p->zNames = zNew;
+    p->nNamesAlloc = nNew;
+  }
+  memcpy(p->zNames + p->nNames, z, n);
+  /* Names are offsets until the list is complete (zNames may move). */
+  p->aInput[p->n].name = (const char *)(uintptr_t)p->nNames;
+  p->aInput[p->n].name_len = (uint32_t)n;
+  p->aInput[p->n].weight = w;
+  p->nNames += n;
+  p->n++;
+  return SQLITE_OK;
+}
+
+static void node_list_free(node_list *p){
+  sqlite3_free(p->aInput);
+  sqlite3_free(p->zNames);
+}
+
+int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
+                    const ring_config *cfg, int64_t iVersion, ring **ppRing,
+                    char **pzErr){
+  sqlite3_stmt *pStmt = NULL;
+  int rc;
+  *ppRing = NULL;
+  if( iVersion<0 ){
+    rc = prepare_fmt(db, &pStmt, 0,
+        "SELECT node, weight, 'add' FROM \"%w\".\"%w_nodes\" ORDER BY id",
+        zSchema, zName);
+  }else{
+    rc = prepare_fmt(db, &pStmt, 0,
+        "SELECT node, weight, op FROM \"%w\".\"%w_history\" WHERE seq IN"
+        " (SELECT max(seq) FROM \"%w\".\"%w_history\" WHERE epoch<=?1"
+        "  GROUP BY id) ORDER BY id",
+        zSchema, zName, zSchema, zName);
+    if( rc==SQLITE_OK ) sqlite3_bind_int64(pStmt, 1, iVersion);
+  }
+  if( rc!=SQLITE_OK ){
+    if( rc!=SQLITE_NOMEM ){
+      *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s", zSchema, zName,
+                               sqlite3_errmsg(db));
+      rc = SQLITE_CORRUPT_VTAB;
+    }
+    return rc;
+  }
+  node_list list;
+  memset(&list, 0, sizeof(list));
+  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    const char *zOp = (const char *)sqlite3_column_text(pStmt, 2);
+    if( zOp && strcmp(zOp, "remove")==0 ) continue;
+    int eType = sqlite3_column_type(pStmt, 1);
+    const char *zNode = (const char *)sqlite3_column_text(pStmt, 0);
+    int nNode = sqlite3_column_bytes(pStmt, 0);
+    if( zNode==NULL || (eType!=SQLITE_FLOAT && eType!=SQLITE_INTEGER) ){
+      if( sqlite3_errcode(db)==SQLITE_NOMEM ){ rc = SQLITE_NOMEM; break; }
+      *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: a node has a NULL name "
+                               "or a weight that is not a number",
+                               zSchema, zName);
+      rc = SQLITE_CORRUPT_VTAB;
+      break;
+    }
+    rc = node_list_add(&list, zNode, nNode, sqlite3_column_double(pStmt, 1));
+    if( rc!=SQLITE_OK ) break;
+  }
+  sqlite3_finalize(pStmt);
+  if( rc==SQLITE_DONE ){
+    for(uint32_t i=0; i<list.n; i++){
+      list.aInput[i].name = list.zNames + (uintptr_t)list.aInput[i].name;
+    }
+    char zMsg[200];
+    int rcRing = ring_build(cfg, list.aInput, list.n, ppRing, zMsg, sizeof(zMsg));
+    if( rcRing==RING_OK ){
+      rc = SQLITE_OK;
+    }else if( rcRing==RING_NOMEM ){
+      rc = SQLITE_NOMEM;
+    }else{
+      *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s", zSchema, zName, zMsg);
+      rc = SQLITE_CORRUPT_VTAB;
+    }
+  }else if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && rc!=SQLITE_CORRUPT_VTAB ){
+    *pzErr = sqlite3_mprintf("ring %s.%s: %s", zSchema, zName, sqlite3_errmsg(db));
+  }
+  node_list_free(&list);
+  return rc;
+}
+
+/* Skip one SQL token of a name: "quoted", [quoted], `quoted`, 'quoted' or
+** a bare identifier. */
+static const char *skip_name(const char *z){
+  char q = *z;
+  if( q=='"' || q=='`' || q=='\'' || q=='[' ){
+    char end = q=='[' ? ']' : q;
+    for(z++; *z; z++){
+      if( *z==end ){
+        if( end!=']' && z[1]==end ){ z++; continue; }
+        return z+1;
+      }
+    }
+    return z;
+  }
+  while( *z && (isalnum((unsigned char)*z) || *z=='_' || *z=='$'
+                || (unsigned char)*z>=0x80) ) z++;
+  return z;
+}
+
+/* Does the CREATE statement zSql create a chash virtual table? */
+static int is_chash_sql(const char *zSql){
+  static const char zPrefix[] = "CREATE VIRTUAL TABLE";
+  if( sqlite3_strnicmp(zSql, zPrefix, sizeof(zPrefix)-1) ) return 0;
+  const char *z = zSql + sizeof(zPrefix)-1;
+  while( isspace((unsigned char)*z) ) z++;
+  z = skip_name(z);                                 /* [schema.]name */
+  while( isspace((unsigned char)*z) ) z++;
+  if( *z=='.' ){
+    z++;
+    while( isspace((unsigned char)*z) ) z++;
+    z = skip_name(z);
+    while( isspace((unsigned char)*z) ) z++;
+  }
+  if( sqlite3_strnicmp(z, "USING", 5) || !isspace((unsigned char)z[5]) ) return 0;
+  z += 5;
+  while( isspace((unsigned char)*z) ) z++;
+  if( sqlite3_strnicmp(z, "chash", 5) ) return 0;
+  z += 5;
+  return *z==0 || *z=='(' || isspace((unsigned char)*z);
+}
+
+int store_find_ring_table(sqlite3 *db, const char *zSchema, const char *zName,
+                          char **pzName){
+  sqlite3_stmt *pStmt = NULL;
+  *pzName = NULL;
+  int rc = prepare_fmt(db, &pStmt, 0,
+      "SELECT name, sql FROM \"%w\".sqlite_schema WHERE type='table'"
+      " AND name=?1 COLLATE NOCASE", zSchema);
+  if( rc!=SQLITE_OK ) return -rc;
+  sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
+  int found = 0;
+  rc = sqlite3_step(pStmt);
+  if( rc==SQLITE_ROW ){
+    const char *zSql = (const char *)sqlite3_column_text(pStmt, 1);
+    found = zSql && is_chash_sql(zSql) ? 1 : 2;
+    *pzName = sqlite3_mprintf("%s", sqlite3_column_text(pStmt, 0));
+    rc = *pzName ? SQLITE_OK : SQLITE_NOMEM;
+  }else if( rc==SQLITE_DONE ){
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(pStmt);
+  return rc==SQLITE_OK ? found : -rc;
+}
+
+void store_free_schemas(char **azSchema, int n){
+  for(int i=0; i<n; i++) sqlite3_free(azSchema[i]);
+  sqlite3_free(azSchema);
+}
+
+int store_list_schemas(sqlite3 *db, char ***pazSchema, int *pn){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA database_list", -1, &pStmt, NULL);
+  if( rc!=SQLITE_OK ) return rc;
+  char **az = NULL;
+  int n = 0;
+  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    const char *z = (const char *)sqlite3_column_text(pStmt, 1);
+    char **azNew = sqlite3_realloc64(az, sizeof(char *)*(n+1));
+    char *zCopy = z ? sqlite3_mprintf("%s", z) : NULL;
+    if( azNew==NULL || zCopy==NULL ){
+      sqlite3_free(zCopy);
+      if( azNew ) az = azNew;
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    az = azNew;
+    /* temp goes first */
+    if( sqlite3_stricmp(zCopy, "temp")==0 ){
+      memmove(&az[1], &az[0], sizeof(char *)*n);
+      az[0] = zCopy;
+    }else{
+      az[n] = zCopy;
+    }
+    n++;
+  }
+  sqlite3_finalize(pStmt);
+  if( rc!=SQLITE_DONE ){
+    store_free_schemas(az, n);
+    return rc==SQLITE_ROW ? SQLITE_ERROR : rc;
+  }
+  *pazSchema = az;
+  *pn = n;
+  return SQLITE_OK;
+}
+
+int store_list_rings(sqlite3 *db, char **pzList, int *pnRing,
+                     char **pzSchema, char **pzName){
+  char **azSchema = NULL;
+  int nSchema = 0;
+  int rc = store_list_schemas(db, &azSchema, &nSchema);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_str *pList = sqlite3_str_new(db);
+  *pnRing = 0;
+  *pzSchema = *pzName = NULL;
+  for(int i=0; rc==SQLITE_OK && i<nSchema; i++){
+    sqlite3_stmt *pStmt = NULL;
+    rc = prepare_fmt(db, &pStmt, 0,
+        "SELECT name, sql FROM \"%w\".sqlite_schema WHERE type='table'"
+        " AND sql LIKE 'CREATE VIRTUAL TABLE%%' ORDER BY name", azSchema[i]);
+    if( rc!=SQLITE_OK ) break;
+    while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+      const char *zName = (const char *)sqlite3_column_text(pStmt, 0);
+      const char *zSql = (const char *)sqlite3_column_text(pStmt, 1);
+      if( zName==NULL || zSql==NULL || !is_chash_sql(zSql) ) continue;
+      if( *pnRing==0 ){
+        *pzSchema = sqlite3_mprintf("%s", azSchema[i]);
+        *pzName = sqlite3_mprintf("%s", zName);
+      }
+      sqlite3_str_appendf(pList, "%s%s.%s", *pnRing ? ", " : "",
+                          azSchema[i], zName);
+      (*pnRing)++;
+    }
+    sqlite3_finalize(pStmt);
+    if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+  }
+  store_free_schemas(azSchema, nSchema);
+  char *zList = sqlite3_str_finish(pList);
+  if( rc==SQLITE_OK && (zList==NULL || (*pnRing>0 && (*pzSchema==NULL
+                                                      || *pzName==NULL))) ){
+    rc = SQLITE_NOMEM;
+  }
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(zList);
+    sqlite3_free(*pzSchema);
+    sqlite3_free(*pzName);
+    *pzSchema = *pzName = NULL;
+    return rc;
+  }
+  *pzList = zList;
+  return SQLITE_OK;
+}
+
+/* ------------------------------------------------------------ writing */
+
+enum {
+  STMT_FIND_NAME,          /* id, weight of the node named ?1 */
+  STMT_FIND_ID,            /* node, weight of node id ?1 */
+  STMT_COUNTERS,           /* epoch, nextid, points */
+  STMT_INSERT_NODE,
+  STMT_DELETE_NODE,
+  STMT_UPDATE_NODE,
+  STMT_HISTORY,            /* log one change */
+  STMT_BUMP,               /* points += ?1, nextid += ?2, stamp = ?3 */
+  STMT_COMMIT_EPOCH,       /* pending changes become the next version */
+  STMT_COUNT
+};
+
+static const char *const azStmtSql[STMT_COUNT] = {
+  [STMT_FIND_NAME] = "SELECT id, weight FROM \"%w\".\"%w_nodes\" WHERE node=?1",
+  [STMT_FIND_ID] = "SELECT node, weight FROM \"%w\".\"%w_nodes\" WHERE id=?1",
+  [STMT_COUNTERS] = "SELECT key, value FROM \"%w\".\"%w_config\""
+                    " WHERE key IN ('epoch', 'nextid', 'points')",
+  [STMT_INSERT_NODE] = "INSERT INTO \"%w\".\"%w_nodes\"(id, node, weight)"
+                       " VALUES(?1, ?2, ?3)",
+  [STMT_DELETE_NODE] = "DELETE FROM \"%w\".\"%w_nodes\" WHERE id=?1",
+  [STMT_UPDATE_NODE] = "UPDATE \"%w\".\"%w_nodes\" SET node=?2, weight=?3"
+                       " WHERE id=?1",
+  [STMT_HISTORY] = "INSERT INTO \"%w\".\"%w_history\"(epoch, op, id, node,"
+                   " weight, old) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+  [STMT_BUMP] = "UPDATE \"%w\".\"%w_config\" SET value = CASE key"
+                " WHEN 'points' THEN value+?1 WHEN 'nextid' THEN value+?2"
+                " ELSE ?3 END WHERE key IN ('points', 'nextid', 'stamp')",
+  [STMT_COMMIT_EPOCH] = "UPDATE \"%w\".\"%w_config\" SET value=value+1"
+                        " WHERE key='epoch' AND value<(SELECT epoch FROM"
+                        " \"%w\".\"%w_history\" ORDER BY seq DESC LIMIT 1)",
+};
+
+struct ring_store {
+  sqlite3 *db;
+  char *zSchema;
+  char *zName;
+  store_info info;         /* as read at open; counters re-read per change */
+  sqlite3_stmt *aStmt[STMT_COUNT];
+  char *zErr;              /* message of the last failure, or NULL */
+};
+
+int store_open(sqlite3 *db, const char *zSchema, const char *zName,
+               ring_store **ppStore, char **pzErr){
+  ring_store *st = sqlite3_malloc64(sizeof(*st));
+  *ppStore = NULL;
+  if( st==NULL ) return SQLITE_NOMEM;
+  memset(st, 0, sizeof(*st));
+  st->db = db;
+  st->zSchema = sqlite3_mprintf("%s", zSchema);
+  st->zName = sqlite3_mprintf("%s", zName);
+  if( st->zSchema==NULL || st->zName==NULL ){
+    store_close(st);
+    return SQLITE_NOMEM;
+  }
+  int rc = store_read_info(db, zSchema, zName, &st->info, pzErr);
+  if( rc!=SQLITE_OK ){
+    store_close(st);
+    return rc;
+  }
+  *ppStore = st;
+  return SQLITE_OK;
+}
+
+void store_reset_statements(ring_store *st){
+  for(int i=0; i<STMT_COUNT; i++){
+    sqlite3_finalize(st->aStmt[i]);
+    st->aStmt[i] = NULL;
+  }
+}
+
+void store_close(ring_store *st){
+  if( st==NULL ) return;
+  store_reset_statements(st);
+  sqlite3_free(st->zSchema);
+  sqlite3_free(st->zName);
+  sqlite3_free(st->zErr);
+  sqlite3_free(st);
+}
+
+const store_info *store_info_of(ring_store *st){
+  return &st->info;
+}
+
+const char *store_errmsg(ring_store *st){
+  return st->zErr;
+}
+
+static int store_fail(ring_store *st, int rc, const char *zFmt, ...){
+  sqlite3_free(st->zErr);
+  va_list ap;
+  va_start(ap, zFmt);
+  st->zErr = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+/* The cached statement i, prepared on first use and reset for reuse. */
+static int store_stmt(ring_store *st, int i, sqlite3_stmt **ppStmt){
+  if( st->aStmt[i]==NULL ){
+    int rc = prepare_fmt(st->db, &st->aStmt[i], SQLITE_PREPARE_PERSISTENT,
+                         azStmtSql[i], st->zSchema, st->zName,
+                         st->zSchema, st->zName);
+    if( rc!=SQLITE_OK ){
+      return store_fail(st, rc, "%s: %s", st->zName, sqlite3_errmsg(st->db));
+    }
+  }
+  *ppStmt = st->aStmt[i];
+  return SQLITE_OK;
+}
+
+/* Step a cached statement once; reset it unless it returned a row. */
+static int store_step(ring_store *st, sqlite3_stmt *pStmt){
+  int rc = sqlite3_step(pStmt);
+  if( rc==SQLITE_ROW ) return rc;
+  sqlite3_reset(pStmt);
+  if( rc!=SQLITE_DONE ){
+    rc = store_fail(st, sqlite3_errcode(st->db), "%s: %s", st->zName,
+                    sqlite3_errmsg(st->db));
+  }
+  return rc;
+}
+
+int store_find_by_name(ring_store *st, const char *zNode, int nNode,
+                       int64_t *pId, double *pWeight){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = store_stmt(st, STMT_FIND_NAME, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_bind_text(pStmt, 1, zNode, nNode, SQLITE_STATIC);
+  rc = store_step(st, pStmt);
+  if( rc==SQLITE_ROW ){
+    *pId = sqlite3_column_int64(pStmt, 0);
+    *pWeight = sqlite3_column_double(pStmt, 1);
+    sqlite3_reset(pStmt);
+  }
+  return rc;
+}
+
+int store_find_by_id(ring_store *st, int64_t id, char **pzNode,
+                     double *pWeight){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = store_stmt(st, STMT_FIND_ID, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_bind_int64(pStmt, 1, id);
+  rc = store_step(st, pStmt);
+  if( rc==SQLITE_ROW ){
+    *pzNode = sqlite3_mprintf("%s", sqlite3_column_text(pStmt, 0));
+    *pWeight = sqlite3_column_double(pStmt, 1);
+    sqlite3_reset(pStmt);
+    if( *pzNode==NULL ) rc = SQLITE_NOMEM;
+  }
+  return rc;
+}
+
+/* Counters as they are now in this transaction. */
+typedef struct store_counters {
+  int64_t epoch, next_id, points;
+} store_counters;
+
+static int read_counters(ring_store *st, store_counters *c){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = store_stmt(st, STMT_COUNTERS, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  memset(c, 0, sizeof(*c));
+  c->next_id = -1;
+  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    const char *zKey = (const char *)sqlite3_column_text(pStmt, 0);
+    int64_t v = sqlite3_column_int64(pStmt, 1);
+    if( zKey==NULL ) continue;
+    if( strcmp(zKey, "epoch")==0 ) c->epoch = v;
+    else if( strcmp(zKey, "nextid")==0 ) c->next_id = v;
+    else c->points = v;
+  }
+  sqlite3_reset(pStmt);
+  if( rc!=SQLITE_DONE ){
+    return store_fail(st, sqlite3_errcode(st->db), "%s: %s", st->zName,
+                      sqlite3_errmsg(st->db));
+  }
+  if( c->next_id<1 ){
+    return store_fail(st, SQLITE_CORRUPT_VTAB, "ring %s.%s is corrupt: "
+                      "%s_config has no valid nextid", st->zSchema, st->zName,
+                      st->zName);
+  }
+  return SQLITE_OK;
+}
+
+/* Points a node of weight w counts against RING_MAX_POINTS (modn: 1). */
+static int64_t limit_points(ring_store *st, double w){
+  int64_t p = ring_node_points(&st->info.config, w);
+  return p<1 ? 1 : p;
+}
+
+/* Check the ring would stay within the points limit after adding delta. */
+static int check_points(ring_store *st, const store_counters *c, int64_t delta){
+  if( c->points + delta > RING_MAX_POINTS ){
+    return store_fail(st, SQLITE_ERROR, "%s: too many points: the ring "
+                      "would have %lld; the limit is %d (vnodes x total "
+                      "weight, at least one per node)", st->zName,
+                      (long long)(c->points + delta), RING_MAX_POINTS);
+  }
+  return SQLITE_OK;
+}
+
+static int log_change(ring_store *st, const store_counters *c, const char *zOp,
+                      int64_t id, const char *zNode, int nNode, double w,
+                      const char *zOld){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = store_stmt(st, STMT_HISTORY, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_bind_int64(pStmt, 1, c->epoch + 1);
+  sqlite3_bind_text(pStmt, 2, zOp, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(pStmt, 3, id);
+  sqlite3_bind_text(pStmt, 4, zNode, nNode, SQLITE_STATIC);
+  sqlite3_bind_double(pStmt, 5, w);
+  if( zOld ){
+    sqlite3_bind_text(pStmt, 6, zOld, -1, SQLITE_STATIC);
+  }else{
+    sqlite3_bind_null(pStmt, 6);
+  }
+  rc = store_step(st, pStmt);
+  sqlite3_clear_bindings(pStmt);
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int bump_counters(ring_store *st, int64_t dPoints, int64_t dNextId){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = store_stmt(st, STMT_BUMP, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_bind_int64(pStmt, 1, dPoints);
+  sqlite3_bind_int64(pStmt, 2, dNextId);
+  sqlite3_bind_int64(pStmt, 3, random_int64());
+  rc = store_step(st, pStmt);
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+int store_add(ring_store *st, const char *zNode, int nNode, double weight,
+              int64_t *pId){
+  store_counters c;
+  int rc = read_counters(st, &c);
+  if( rc==SQLITE_OK ) rc = check_points(st, &c, limit_points(st, weight));
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_stmt *pStmt = NULL;
+  rc = store_stmt(st, STMT_INSERT_NODE, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_bind_int64(pStmt, 1, c.next_id);
+  sqlite3_bind_text(pStmt, 2, zNode, nNode, SQLITE_STATIC);
+  sqlite3_bind_double(pStmt, 3, weight);
+  rc = store_step(st, pStmt);
+  sqlite3_clear_bindings(pStmt);
+  if( rc!=SQLITE_DONE ) return rc;
+  rc = log_change(st, &c, "add", c.next_id, zNode, nNode, weight, NULL);
+  if( rc==SQLITE_OK ) rc = bump_counters(st, limit_points(st, weight), 1);
+  *pId = c.next_id;
+  return rc;
+}
+
+int store_remove(ring_store *st, int64_t id){
+  char *zNode = NULL;
+  double weight;
+  store_counters c;
+  int rc = read_counters(st, &c);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = store_find_by_id(st, id, &zNode, &weight);
+  if( rc==SQLITE_DONE ) return SQLITE_OK;      /* already gone */
+  if( rc!=SQLITE_ROW ) return rc;
+  sqlite3_stmt *pStmt = NULL;
+  rc = store_stmt(st, STMT_DELETE_NODE, &pStmt);
+  if( rc==SQLITE_OK ){
+    sqlite3_bind_int64(pStmt, 1, id);
+    rc = store_step(st, pStmt);
+    if( rc==SQLITE_DONE ){
+      rc = log_change(st, &c, "remove", id, zNode, -1, weight, NULL);
+    }
+  }
+  if( rc==SQLITE_OK ) rc = bump_counters(st, -limit_points(st, weight), 0);
+  sqlite3_free(zNode);
+  return rc;
+}
+
+int store_change(ring_store *st, int64_t id, const char *zNode, int nNode,
+                 double weight){
+  char *zOld = NULL;
+  double oldWeight;
+  store_counters c;
+  int rc = read_counters(st, &c);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = store_find_by_id(st, id, &zOld, &oldWeight);
+  if( rc==SQLITE_DONE ) return SQLITE_OK;
+  if( rc!=SQLITE_ROW ) return rc;
+  int bRename = (int)strlen(zOld)!=nNode || memcmp(zOld, zNode, nNode)!=0;
+  int64_t dPoints = limit_points(st, weight) - limit_points(st, oldWeight);
+  if( !bRename && weight==oldWeight ){
+    sqlite3_free(zOld);
+    return SQLITE_OK;                       /* nothing changes */
+  }
+  rc = check_points(st, &c, dPoints);
+  sqlite3_stmt *pStmt = NULL;
+  if( rc==SQLITE_OK ) rc = store_stmt(st, STMT_UPDATE_NODE, &pStmt);
+  if( rc==SQLITE_OK ){
+    sqlite3_bind_int64(pStmt, 1, id);
+    sqlite3_bind_text(pStmt, 2, zNode, nNode, SQLITE_STATIC);
+    sqlite3_bind_double(pStmt, 3, weight);
+    rc = store_step(st, pStmt);
+    sqlite3_clear_bindings(pStmt);
+    if( rc==SQLITE_DONE ){
+      rc = log_change(st, &c, bRename ? "rename" : "reweight", id, zNode,
+                      nNode, weight, bRename ? zOld : NULL);
+    }
+  }
+  if( rc==SQLITE_OK ) rc = bump_counters(st, dPoints, 0);
+  sqlite3_free(zOld);
+  return rc;
+}
+
+int store_commit_epoch(ring_store *st){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = store_stmt(st, STMT_COMMIT_EPOCH, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = store_step(st, pStmt);
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+int store_scan(ring_store *st, int eBy, sqlite3_value *pArg,
+               sqlite3_stmt **ppStmt){
+  static const char *const azWhere[] = { "", " WHERE node=?1", " WHERE id=?1" };
+  int rc = prepare_fmt(st->db, ppStmt, 0,
+      "SELECT id, node, weight FROM \"%w\".\"%w_nodes\"%s ORDER BY id",
+      st->zSchema, st->zName, azWhere[eBy]);
+  if( rc!=SQLITE_OK ){
+    return store_fail(st, rc, "%s: %s", st->zName, sqlite3_errmsg(st->db));
+  }
+  if( eBy ) sqlite3_bind_value(*ppStmt, 1, pArg);
+  return SQLITE_OK;
+}

@@ -1,0 +1,509 @@
+/*
+** vtab.c: the chash virtual table, one ring per table.
+**
+**   CREATE VIRTUAL TABLE shards USING chash(algorithm=ring, hash=xxh3,
+**                                           vnodes=160, seed=0);
+**   INSERT INTO shards(node, weight) VALUES ('db-a', 1), ('db-b', 2);
+**   SELECT node, weight, points, share FROM shards;
+**
+** Columns: node (TEXT, unique, required), weight (REAL > 0, default 1),
+** points and share (computed, read-only). The rowid is the node's id: the
+** order nodes were added in.
+**
+** The table keeps nothing in memory: every change is written through to
+** the shadow tables (store.c) with ordinary SQL on the same connection, so
+** ROLLBACK, savepoints and failed statements undo it like any other write.
+** xSync turns a transaction's changes into the ring's next version.
+**
+** Flags: SQLITE_VTAB_INNOCUOUS (the table reads and writes only its own
+** shadow tables) and SQLITE_VTAB_CONSTRAINT_SUPPORT (xUpdate checks before it
+** writes, and does INSERT OR REPLACE / OR IGNORE itself).
+*/
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "chash.h"
+
+#define COLUMN_NODE    0
+#define COLUMN_WEIGHT  1
+#define COLUMN_POINTS  2
+#define COLUMN_SHARE   3
+
+typedef struct chash_vtab {
+  sqlite3_vtab base;       /* base class, must be first */
+  sqlite3 *db;
+  chash_conn *conn;        /* the connection's ring caches */
+  char *zSchema;           /* schema holding the table */
+  char *zName;             /* the table's name */
+  ring_store *store;       /* its shadow tables */
+} chash_vtab;
+
+typedef struct chash_cursor {
+  sqlite3_vtab_cursor base; /* base class, must be first */
+  sqlite3_stmt *pStmt;     /* over the current nodes: id, node, weight */
+  int bEof;
+  ring *ring;              /* the current ring, once points or share is read */
+} chash_cursor;
+
+/* Replace the table's error message. */
+static void vtab_error(chash_vtab *p, const char *zFmt, ...){
+  va_list ap;
+  va_start(ap, zFmt);
+  sqlite3_free(p->base.zErrMsg);
+  p->base.zErrMsg = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+}
+
+static void vtab_free(chash_vtab *p){
+  if( p==NULL ) return;
+  store_close(p->store);
+  sqlite3_free(p->zSchema);
+  sqlite3_free(p->zName);
+  sqlite3_free(p);
+}
+
+/*
+** Options of CREATE VIRTUAL TABLE name USING chash(...), each key=value:
+**   algorithm  ring | modn                        (default ring)
+**   hash       xxh3 | xxh64                       (default xxh3)
+**   vnodes     1..RING_MAX_VNODES, points per unit of weight  (160)
+**   seed       0..2^64-1, the seed of every hash of the ring  (0)
+** Unknown, repeated and malformed options are errors that name the option
+** and list what is accepted. Connecting reads the options back from
+** %_config, which is the authority once the table exists.
+*/
+static int parse_create_options(int argc, const char *const *argv,
+                                ring_config *cfg, char **pzErr){
+  unsigned set = 0;
+  char zMsg[200];
+  ring_config_default(cfg);
+  for(int i=3; i<argc; i++){
+    char *zArg = sqlite3_mprintf("%s", argv[i]);
+    char *zKey, *zValue;
+    if( zArg==NULL ) return SQLITE_NOMEM;
+    int bad = options_split(zArg, &zKey, &zValue);
+    if( bad ){
+      snprintf(zMsg, sizeof(zMsg), "bad option '%s': write option=value; "
+               "options: %s", argv[i], options_names());
+    }else{
+      bad = options_set(cfg, &set, zKey, zValue, zMsg, sizeof(zMsg));
+    }
+    sqlite3_free(zArg);
+    if( bad ){
+      *pzErr = sqlite3_mprintf("%s: %s", argv[2], zMsg);
+      return SQLITE_ERROR;
+    }
+  }
+  if( options_check(cfg, set, zMsg, sizeof(zMsg)) ){
+    *pzErr = sqlite3_mprintf("%s: %s", argv[2], zMsg);
+    return SQLITE_ERROR;
+  }
+  return SQLITE_OK;
+}
+
+/* xCreate (bCreate) and xConnect. argv[1] is the schema, argv[2] the table. */
+static int chash_init(sqlite3 *db, void *pAux, int argc,
+                      const char *const *argv, sqlite3_vtab **ppVtab,
+                      char **pzErr, int bCreate){
+  const char *zSchema = argv[1], *zName = argv[2];
+  int rc = SQLITE_OK;
+  *ppVtab = NULL;
+  if( bCreate ){
+    ring_config cfg;
+    rc = parse_create_options(argc, argv, &cfg, pzErr);
+    if( rc==SQLITE_OK ) rc = store_create(db, zSchema, zName, &cfg, pzErr);
+    if( rc!=SQLITE_OK ) return rc;
+  }
+  rc = sqlite3_declare_vtab(db,
+      "CREATE TABLE x(node TEXT, weight REAL, points INTEGER, share REAL)");
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+
+  chash_vtab *p = sqlite3_malloc64(sizeof(*p));
+  if( p==NULL ) return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  p->db = db;
+  p->conn = pAux;
+  p->zSchema = sqlite3_mprintf("%s", zSchema);
+  p->zName = sqlite3_mprintf("%s", zName);
+  if( p->zSchema==NULL || p->zName==NULL ){
+    vtab_free(p);
+    return SQLITE_NOMEM;
+  }
+  rc = store_open(db, zSchema, zName, &p->store, pzErr);
+  if( rc!=SQLITE_OK ){
+    vtab_free(p);
+    return rc;
+  }
+  *ppVtab = &p->base;
+  return SQLITE_OK;
+}
+
+static int chash_create(sqlite3 *db, void *pAux, int argc,
+                        const char *const *argv, sqlite3_vtab **ppVtab,
+                        char **pzErr){
+  return chash_init(db, pAux, argc, argv, ppVtab, pzErr, 1);
+}
+
+static int chash_connect(sqlite3 *db, void *pAux, int argc,
+                         const char *const *argv, sqlite3_vtab **ppVtab,
+                         char **pzErr){
+  return chash_init(db, pAux, argc, argv, ppVtab, pzErr, 0);
+}
+
+static int chash_disconnect(sqlite3_vtab *pVtab){
+  vtab_free((chash_vtab *)pVtab);
+  return SQLITE_OK;
+}
+
+static int chash_destroy(sqlite3_vtab *pVtab){
+  chash_vtab *p = (chash_vtab *)pVtab;
+  store_reset_statements(p->store);
+  int rc = store_drop(p->db, p->zSchema, p->zName);
+  if( rc==SQLITE_OK ) vtab_free(p);
+  return rc;
+}
+
+/*
+** xBestIndex. The contract with xFilter, as idxNum:
+**   0  full scan of the nodes, in rowid (id) order
+**   1  node = argv[0]: at most one row
+**   2  rowid = argv[0]: at most one row
+*/
+static int chash_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
+  (void)pVtab;
+  int iNode = -1, iRowid = -1;
+  for(int i=0; i<pInfo->nConstraint; i++){
+    const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+    if( !c->usable || c->op!=SQLITE_INDEX_CONSTRAINT_EQ ) continue;
+    if( c->iColumn==COLUMN_NODE ) iNode = i;
+    if( c->iColumn==-1 ) iRowid = i;
+  }
+  int iUse = iNode>=0 ? iNode : iRowid;
+  if( iUse>=0 ){
+    pInfo->idxNum = iNode>=0 ? STORE_SCAN_NAME : STORE_SCAN_ID;
+    pInfo->aConstraintUsage[iUse].argvIndex = 1;
+    pInfo->aConstraintUsage[iUse].omit = 1;
+    pInfo->estimatedCost = 10.0;
+    pInfo->estimatedRows = 1;
+    pInfo->idxFlags = SQLITE_INDEX_SCAN_UNIQUE;
+  }else{
+    pInfo->idxNum = STORE_SCAN_ALL;
+    pInfo->estimatedCost = 10000.0;
+    pInfo->estimatedRows = 1000;
+  }
+  return SQLITE_OK;
+}
+
+static int chash_open(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor){
+  (void)pVtab;
+  chash_cursor *c = sqlite3_malloc64(sizeof(*c));
+  if( c==NULL ) return SQLITE_NOMEM;
+  memset(c, 0, sizeof(*c));
+  *ppCursor = &c->base;
+  return SQLITE_OK;
+}
+
+static void cursor_reset(chash_cursor *c){
+  sqlite3_finalize(c->pStmt);
+  c->pStmt = NULL;
+  ring_release(c->ring);
+  c->ring = NULL;
+}
+
+static int chash_close(sqlite3_vtab_cursor *pCursor){
+  chash_cursor *c = (chash_cursor *)pCursor;
+  cursor_reset(c);
+  sqlite3_free(c);
+  return SQLITE_OK;
+}
+
+static int chash_next(sqlite3_vtab_cursor *pCursor){
+  chash_cursor *c = (chash_cursor *)pCursor;
+  int rc = sqlite3_step(c->pStmt);
+  c->bEof = rc!=SQLITE_ROW;
+  if( rc==SQLITE_ROW || rc==SQLITE_DONE ) return SQLITE_OK;
+  chash_vtab *p = (chash_vtab *)pCursor->pVtab;
+  vtab_error(p, "%s: %s", p->zName, sqlite3_errmsg(p->db));
+  return rc;
+}
+
+static int chash_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
+                        const char *idxStr, int argc, sqlite3_value **argv){
+  (void)idxStr;
+  chash_cursor *c = (chash_cursor *)pCursor;
+  chash_vtab *p = (chash_vtab *)pCursor->pVtab;
+  cursor_reset(c);
+  int rc = store_scan(p->store, idxNum, argc>0 ? argv[0] : NULL, &c->pStmt);
+  if( rc!=SQLITE_OK ){
+    vtab_error(p, "%s", store_errmsg(p->store));
+    return rc;
+  }
+  return chash_next(pCursor);
+}
+
+static int chash_eof(sqlite3_vtab_cursor *pCursor){
+  return ((chash_cursor *)pCursor)->bEof;
+}
+
+/* points or share of the cursor's node, from the current ring. */
+static int computed_column(chash_cursor *c, sqlite3_context *ctx, int iCol){
+  chash_vtab *p = (chash_vtab *)c->base.pVtab;
+  if( c->ring==NULL ){
+    char *zErr = NULL;
+    int rc = spec_current_ring(p->conn, p->zSchema, p->zName, &c->ring, &zErr);
+    if( rc!=SQLITE_OK ){
+      vtab_error(p, "%s", zErr ? zErr : sqlite3_errstr(rc));
+      sqlite3_free(zErr);
+      return rc;
+    }
+  }
+  const char *zNode = (const char *)sqlite3_column_text(c->pStmt, 1);
+  int64_t i = zNode ? ring_find_node(c->ring, zNode,
+                                     sqlite3_column_bytes(c->pStmt, 1)) : -1;
+  if( i<0 ){
+    vtab_error(p, "ring %s.%s is corrupt: node %s is not in its ring",
+               p->zSchema, p->zName, zNode ? zNode : "NULL");
+    return SQLITE_CORRUPT_VTAB;
+  }
+  const ring_node *node = &c->ring->nodes[i];
+  if( iCol==COLUMN_SHARE ){
+    sqlite3_result_double(ctx, node->share);
+  }else if( c->ring->config.algorithm==RING_ALGO_RING ){
+    sqlite3_result_int64(ctx, node->points);
+  }
+  return SQLITE_OK;
+}
+
+static int chash_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
+                        int iCol){
+  chash_cursor *c = (chash_cursor *)pCursor;
+  switch( iCol ){
+    case COLUMN_NODE:
+      sqlite3_result_value(ctx, sqlite3_column_value(c->pStmt, 1));
+      return SQLITE_OK;
+    case COLUMN_WEIGHT:
+      sqlite3_result_double(ctx, sqlite3_column_double(c->pStmt, 2));
+      return SQLITE_OK;
+    default:
+      /* An UPDATE that leaves them alone need not compute the ring. */
+      if( sqlite3_vtab_nochange(ctx) ) return SQLITE_OK;
+      return computed_column(c, ctx, iCol);
+  }
+}
+
+static int chash_rowid(sqlite3_vtab_cursor *pCursor, sqlite3_int64 *pRowid){
+  *pRowid = sqlite3_column_int64(((chash_cursor *)pCursor)->pStmt, 0);
+  return SQLITE_OK;
+}
+
+/* The node name in v, checked. Numbers become their text, as a TEXT column
+** would store them. */
+static int node_arg(chash_vtab *p, sqlite3_value *v, const char **pz, int *pn){
+  int eType = sqlite3_value_type(v);
+  if( eType==SQLITE_NULL ){
+    vtab_error(p, "%s: node must not be NULL", p->zName);
+    return SQLITE_CONSTRAINT_NOTNULL;
+  }
+  if( eType==SQLITE_BLOB ){
+    vtab_error(p, "%s: node must be text, not a blob", p->zName);
+    return SQLITE_ERROR;
+  }
+  *pz = (const char *)sqlite3_value_text(v);
+  *pn = sqlite3_value_bytes(v);
+  if( *pz==NULL ) return SQLITE_NOMEM;
+  const char *zBad = ring_check_name(*pz, (size_t)*pn);
+  if( zBad ){
+    vtab_error(p, "%s: %s", p->zName, zBad);
+    return SQLITE_ERROR;
+  }
+  return SQLITE_OK;
+}
+
+/* The weight in v (NULL: 1 when bDefault), checked. */
+static int weight_arg(chash_vtab *p, sqlite3_value *v, int bDefault, double *pW){
+  int eType = sqlite3_value_numeric_type(v);
+  if( eType==SQLITE_NULL && bDefault ){
+    *pW = 1.0;
+    return SQLITE_OK;
+  }
+  double w = sqlite3_value_double(v);
+  if( (eType!=SQLITE_INTEGER && eType!=SQLITE_FLOAT)
+   || !(w>0.0) || !isfinite(w) || w>RING_MAX_WEIGHT ){
+    const char *zText = (const char *)sqlite3_value_text(v);
+    vtab_error(p, "%s: weight must be a positive finite number at most %g, "
+               "not %.40s", p->zName, RING_MAX_WEIGHT,
+               eType==SQLITE_NULL ? "NULL" : eType==SQLITE_BLOB ? "a blob"
+               : zText ? zText : "?");
+    return SQLITE_ERROR;
+  }
+  *pW = w;
+  return SQLITE_OK;
+}
+
+/* Reject a value for a computed column (NULL or "unchanged" is fine). */
+static int readonly_arg(chash_vtab *p, sqlite3_value *v, const char *zCol){
+  if( sqlite3_value_nochange(v) || sqlite3_value_type(v)==SQLITE_NULL ){
+    return SQLITE_OK;
+  }
+  vtab_error(p, "%s: column %s is read-only (computed from the ring)",
+             p->zName, zCol);
+  return SQLITE_ERROR;
+}
+
+/* The store's last error becomes the table's. */
+static int store_error(chash_vtab *p, int rc){
+  if( rc!=SQLITE_NOMEM && store_errmsg(p->store) ){
+    vtab_error(p, "%s", store_errmsg(p->store));
+  }
+  return rc;
+}
+
+/*
+** Another node already has the name being written. Returns SQLITE_OK if the
+** conflict is resolved (OR REPLACE removed the other node), else
+** SQLITE_CONSTRAINT (with OR IGNORE, SQLite then skips the row quietly).
+*/
+static int name_conflict(chash_vtab *p, int64_t idOther, const char *zNode){
+  if( sqlite3_vtab_on_conflict(p->db)==SQLITE_REPLACE ){
+    int rc = store_remove(p->store, idOther);
+    return rc==SQLITE_OK ? rc : store_error(p, rc);
+  }
+  vtab_error(p, "%s: duplicate node: %s", p->zName, zNode);
+  return SQLITE_CONSTRAINT_UNIQUE;
+}
+
+/*
+** xUpdate: argc==1 is DELETE of rowid argv[0]; argv[0] NULL is INSERT;
+** otherwise UPDATE of rowid argv[0]. argv[2..5] are node, weight, points,
+** share.
+*/
+static int chash_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
+                        sqlite3_int64 *pRowid){
+  chash_vtab *p = (chash_vtab *)pVtab;
+  int rc;
+  if( argc==1 ){
+    rc = store_remove(p->store, sqlite3_value_int64(argv[0]));
+    return rc==SQLITE_OK ? rc : store_error(p, rc);
+  }
+
+  int bInsert = sqlite3_value_type(argv[0])==SQLITE_NULL;
+  if( bInsert && sqlite3_value_type(argv[1])!=SQLITE_NULL ){
+    vtab_error(p, "%s: the rowid is the node's id and cannot be set", p->zName);
+    return SQLITE_ERROR;
+  }
+  if( !bInsert && sqlite3_value_int64(argv[0])!=sqlite3_value_int64(argv[1]) ){
+    vtab_error(p, "%s: the rowid is the node's id and cannot be changed",
+               p->zName);
+    return SQLITE_ERROR;
+  }
+  const char *zNode;
+  int nNode;
+  double w;
+  rc = readonly_arg(p, argv[2+COLUMN_POINTS], "points");
+  if( rc==SQLITE_OK ) rc = readonly_arg(p, argv[2+COLUMN_SHARE], "share");
+  if( rc==SQLITE_OK ) rc = node_arg(p, argv[2+COLUMN_NODE], &zNode, &nNode);
+  if( rc==SQLITE_OK ) rc = weight_arg(p, argv[2+COLUMN_WEIGHT], bInsert, &w);
+  if( rc!=SQLITE_OK ) return rc;
+
+  int64_t idOther;
+  double wOther;
+  rc = store_find_by_name(p->store, zNode, nNode, &idOther, &wOther);
+  if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) return store_error(p, rc);
+  int bExists = rc==SQLITE_ROW;
+
+  if( bInsert ){
+    if( bExists && sqlite3_vtab_on_conflict(p->db)==SQLITE_REPLACE ){
+      /* INSERT OR REPLACE of an existing node: it takes the new weight. */
+      rc = store_change(p->store, idOther, zNode, nNode, w);
+      *pRowid = idOther;
+    }else if( bExists ){
+      return name_conflict(p, idOther, zNode);
+    }else{
+      int64_t id = 0;
+      rc = store_add(p->store, zNode, nNode, w, &id);
+      *pRowid = id;
+    }
+  }else{
+    int64_t id = sqlite3_value_int64(argv[0]);
+    if( bExists && idOther!=id ){
+      rc = name_conflict(p, idOther, zNode);
+      if( rc!=SQLITE_OK ) return rc;
+    }
+    rc = store_change(p->store, id, zNode, nNode, w);
+  }
+  return rc==SQLITE_OK ? rc : store_error(p, rc);
+}
+
+static int chash_begin(sqlite3_vtab *pVtab){
+  (void)pVtab;
+  return SQLITE_OK;
+}
+
+/* At commit: this transaction's changes become the next version. Done in
+** xSync because errors from xCommit are ignored. */
+static int chash_sync(sqlite3_vtab *pVtab){
+  chash_vtab *p = (chash_vtab *)pVtab;
+  int rc = store_commit_epoch(p->store);
+  return rc==SQLITE_OK ? rc : store_error(p, rc);
+}
+
+static int chash_rename(sqlite3_vtab *pVtab, const char *zNew){
+  chash_vtab *p = (chash_vtab *)pVtab;
+  char *zName = sqlite3_mprintf("%s", zNew);
+  if( zName==NULL ) return SQLITE_NOMEM;
+  store_reset_statements(p->store);
+  int rc = store_rename(p->db, p->zSchema, p->zName, zNew);
+  ring_store *pNew = NULL;
+  char *zErr = NULL;
+  if( rc==SQLITE_OK ) rc = store_open(p->db, p->zSchema, zNew, &pNew, &zErr);
+  if( rc!=SQLITE_OK ){
+    vtab_error(p, "%s: cannot rename: %s", p->zName,
+               zErr ? zErr : sqlite3_errmsg(p->db));
+    sqlite3_free(zErr);
+    sqlite3_free(zName);
+    return rc;
+  }
+  store_close(p->store);
+  p->store = pNew;
+  sqlite3_free(p->zName);
+  p->zName = zName;
+  return SQLITE_OK;
+}
+
+static int chash_shadow_name(const char *zSuffix){
+  return store_is_shadow_suffix(zSuffix);
+}
+
+static sqlite3_module chash_module = {
+  /* iVersion    */ 3,
+  /* xCreate     */ chash_create,
+  /* xConnect    */ chash_connect,
+  /* xBestIndex  */ chash_best_index,
+  /* xDisconnect */ chash_disconnect,
+  /* xDestroy    */ chash_destroy,
+  /* xOpen       */ chash_open,
+  /* xClose      */ chash_close,
+  /* xFilter     */ chash_filter,
+  /* xNext       */ chash_next,
+  /* xEof        */ chash_eof,
+  /* xColumn     */ chash_column,
+  /* xRowid      */ chash_rowid,
+  /* xUpdate     */ chash_update,
+  /* xBegin      */ chash_begin,
+  /* xSync       */ chash_sync,
+  /* xCommit     */ NULL,
+  /* xRollback   */ NULL,
+  /* xFindFunction */ NULL,
+  /* xRename     */ chash_rename,
+  /* xSavepoint  */ NULL,
+  /* xRelease    */ NULL,
+  /* xRollbackTo */ NULL,
+  /* xShadowName */ chash_shadow_name,
+};
+
+int vtab_register(sqlite3 *db, chash_conn *conn){
+  return sqlite3_create_module_v2(db, "chash", &chash_module, conn, conn_free);
+}
