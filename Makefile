@@ -16,6 +16,7 @@ STD      = -std=gnu11
 SOFLAGS  = -fPIC -shared -fvisibility=hidden
 SRC      = $(wildcard ext/*.c)
 HDR      = $(wildcard ext/*.h)
+CORE     = ext/ring.c ext/ring_points.c ext/ring_index.c ext/hash.c ext/options.c
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
 
 DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev python3 python3-xxhash
@@ -47,14 +48,18 @@ chash.so: $(SRC) $(HDR) | deps
 tests/runner: tests/runner.c | deps
 	$(CC) $(STD) $(CFLAGS) $(WARN) -o $@ $< -lsqlite3 -lnettle
 
-tests/ring_test: tests/ring_test.c ext/ring.c ext/hash.c ext/options.c $(HDR) | deps
-	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/ring_test.c ext/ring.c ext/hash.c ext/options.c -lm
+tests/ring_test: tests/ring_test.c $(CORE) $(HDR) | deps
+	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/ring_test.c $(CORE) -lm
+
+tests/ring_points_test: tests/ring_points_test.c $(CORE) $(HDR) | deps
+	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/ring_points_test.c $(CORE) -lm
 
 demo: chash.so
 	sqlite3 :memory: -cmd '.load ./chash' < sql/demo.sql
 
-test: chash.so tests/runner tests/ring_test
+test: chash.so tests/runner tests/ring_test tests/ring_points_test
 	tests/ring_test
+	tests/ring_points_test
 	/usr/bin/python3 tests/reference.py --check
 	tests/runner --ext ./chash.so tests/*.test
 
@@ -68,15 +73,21 @@ build/asan/runner: tests/runner.c | deps
 	@mkdir -p build/asan
 	$(CC) $(STD) -O1 $(WARN) $(SAN) -o $@ $< -lsqlite3 -lnettle
 
-build/asan/ring_test: tests/ring_test.c ext/ring.c ext/hash.c ext/options.c $(HDR) | deps
+build/asan/ring_test: tests/ring_test.c $(CORE) $(HDR) | deps
 	@mkdir -p build/asan
-	$(CC) $(STD) -O1 $(WARN) $(SAN) -Iext -o $@ tests/ring_test.c ext/ring.c ext/hash.c ext/options.c -lm
+	$(CC) $(STD) -O1 $(WARN) $(SAN) -Iext -o $@ tests/ring_test.c $(CORE) -lm
 
-test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test
+build/asan/ring_points_test: tests/ring_points_test.c $(CORE) $(HDR) | deps
+	@mkdir -p build/asan
+	$(CC) $(STD) -O1 $(WARN) $(SAN) -Iext -o $@ tests/ring_points_test.c $(CORE) -lm
+
+test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test build/asan/ring_points_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/ring_test
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  build/asan/ring_points_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/runner --ext ./build/asan/chash.so tests/*.test
 
 clean:
-	rm -rf chash.so tests/runner tests/ring_test build
+	rm -rf chash.so tests/runner tests/ring_test tests/ring_points_test tests/bench/bench build

@@ -61,11 +61,12 @@ int store_current_version(sqlite3 *db, const char *zSchema,
 /*
 ** Build the ring of version iVersion (replayed from %_history), or of the
 ** current nodes if iVersion<0. The ring's version field is set by the
-** caller.
+** caller. pBase (may be NULL) is an earlier ring of the table whose points
+** are reused where they still apply (ring_build_from).
 */
 int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
-                    const ring_config *cfg, int64_t iVersion, ring **ppRing,
-                    char **pzErr);
+                    const ring_config *cfg, int64_t iVersion,
+                    const ring *pBase, ring **ppRing, char **pzErr);
 
 /*
 ** Look table zName up in zSchema (case-insensitively): 1 if it is a chash

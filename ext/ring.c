@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "ring.h"
+#include "ring_impl.h"
 
 static void *(*ring_malloc)(size_t) = malloc;
 static void (*ring_free)(void *) = free;
@@ -15,6 +15,14 @@ static void (*ring_free)(void *) = free;
 void ring_set_allocator(void *(*xMalloc)(size_t), void (*xFree)(void *)){
   ring_malloc = xMalloc;
   ring_free = xFree;
+}
+
+void *ring_alloc(size_t n){
+  return ring_malloc(n);
+}
+
+void ring_dealloc(void *p){
+  ring_free(p);
 }
 
 static const char *const algorithm_names[RING_ALGO_COUNT] = {
@@ -94,20 +102,6 @@ static int input_compare(const void *pa, const void *pb){
   return name_compare(a->name, a->name_len, b->name, b->name_len);
 }
 
-/* A point while the ring is built: its position and its tie-break keys. */
-typedef struct build_point {
-  uint64_t pos;
-  uint32_t node;           /* index in the name-sorted node array */
-  uint32_t replica;        /* i of "N#i" */
-} build_point;
-
-static int point_compare(const void *pa, const void *pb){
-  const build_point *a = pa, *b = pb;
-  if( a->pos!=b->pos ) return a->pos<b->pos ? -1 : 1;
-  if( a->node!=b->node ) return a->node<b->node ? -1 : 1;
-  return (a->replica>b->replica) - (a->replica<b->replica);
-}
-
 void ring_retain(ring *r){
   r->refs++;
 }
@@ -116,43 +110,8 @@ void ring_release(ring *r){
   if( r==NULL || --r->refs>0 ) return;
   ring_free(r->positions);
   ring_free(r->owners);
+  ring_free(r->index);
   ring_free(r);
-}
-
-/*
-** Hash every point of every node, sort them, and fill r->positions and
-** r->owners. Ties are broken by node index (= name order), then replica.
-*/
-static int build_points(ring *r){
-  if( r->n_points==0 ) return RING_OK;
-  build_point *aPoint = ring_malloc(sizeof(build_point) * r->n_points);
-  r->positions = ring_malloc(sizeof(uint64_t) * r->n_points);
-  r->owners = ring_malloc(sizeof(uint32_t) * r->n_points);
-  if( aPoint==NULL || r->positions==NULL || r->owners==NULL ){
-    ring_free(aPoint);
-    return RING_NOMEM;
-  }
-  char label[RING_MAX_NAME + 32];
-  uint32_t k = 0;
-  for(uint32_t n=0; n<r->n_nodes; n++){
-    const ring_node *node = &r->nodes[n];
-    memcpy(label, node->name, node->name_len);
-    for(uint32_t i=1; i<=node->points; i++){
-      int len = node->name_len;
-      len += snprintf(label+len, sizeof(label)-len, "#%u", i);
-      aPoint[k].pos = hash_bytes(r->config.hash, r->config.seed, label, len);
-      aPoint[k].node = n;
-      aPoint[k].replica = i;
-      k++;
-    }
-  }
-  qsort(aPoint, r->n_points, sizeof(build_point), point_compare);
-  for(uint32_t i=0; i<r->n_points; i++){
-    r->positions[i] = aPoint[i].pos;
-    r->owners[i] = aPoint[i].node;
-  }
-  ring_free(aPoint);
-  return RING_OK;
 }
 
 /*
@@ -188,6 +147,12 @@ static int compute_shares(ring *r){
 
 int ring_build(const ring_config *cfg, const ring_input *aInput, uint32_t n,
                ring **ppRing, char *zErr, size_t nErr){
+  return ring_build_from(NULL, cfg, aInput, n, ppRing, zErr, nErr);
+}
+
+int ring_build_from(const ring *prev, const ring_config *cfg,
+                    const ring_input *aInput, uint32_t n, ring **ppRing,
+                    char *zErr, size_t nErr){
   *ppRing = NULL;
   if( n>RING_MAX_NODES ){
     snprintf(zErr, nErr, "too many nodes: at most %d", RING_MAX_NODES);
@@ -260,7 +225,8 @@ int ring_build(const ring_config *cfg, const ring_input *aInput, uint32_t n,
   }
   ring_free(aSorted);
 
-  int rc = build_points(r);
+  int rc = ring_points_build(r, prev);
+  if( rc==RING_OK ) rc = ring_index_build(r);
   if( rc==RING_OK ) rc = compute_shares(r);
   if( rc!=RING_OK ){
     ring_release(r);
@@ -274,13 +240,7 @@ uint32_t ring_lookup(const ring *r, uint64_t pos){
   if( r->config.algorithm==RING_ALGO_MODN ){
     return (uint32_t)(pos % r->n_nodes);
   }
-  /* Lower bound: the first point with position >= pos, else wrap to 0. */
-  uint32_t lo = 0, hi = r->n_points;
-  while( lo<hi ){
-    uint32_t mid = lo + (hi-lo)/2;
-    if( r->positions[mid]<pos ) lo = mid+1; else hi = mid;
-  }
-  return r->owners[lo==r->n_points ? 0 : lo];
+  return r->owners[ring_index_find(r, pos)];
 }
 
 int64_t ring_find_node(const ring *r, const char *z, size_t n){

@@ -61,6 +61,8 @@ typedef struct ring {
   uint32_t n_points;
   uint64_t *positions;     /* n_points positions, ascending */
   uint32_t *owners;        /* owners[i]: index in nodes of point i */
+  uint32_t *index;         /* ring_index.c: first point of each bucket */
+  unsigned index_shift;    /* a position's bucket is pos >> index_shift */
   int64_t version;         /* set by the loader: ring version, -1 if none */
   int refs;                /* reference count; freed when it drops to 0 */
 } ring;
@@ -113,6 +115,18 @@ const char *ring_check_name(const char *z, size_t n);
 */
 int ring_build(const ring_config *cfg, const ring_input *aInput, uint32_t n,
                ring **ppRing, char *zErr, size_t nErr);
+
+/*
+** The same as ring_build, but reusing the points of prev (any ring, NULL
+** for none) where it can: when prev has the same config, every node with
+** the same name and point count in both keeps its points, and only the
+** other nodes are hashed and merged in. The result is identical to
+** ring_build's; the cost is linear in prev's points instead of a re-hash
+** and re-sort of them all.
+*/
+int ring_build_from(const ring *prev, const ring_config *cfg,
+                    const ring_input *aInput, uint32_t n, ring **ppRing,
+                    char *zErr, size_t nErr);
 
 void ring_retain(ring *r);
 void ring_release(ring *r);

@@ -99,6 +99,26 @@ static void cache_put(chash_conn *conn, const char *zKey, int64_t tag, ring *r){
   ring_retain(r);
 }
 
+/*
+** The most recently used cached ring of table zTable ("schema.name"), at
+** any version or tag, or NULL: the base an incremental build starts from.
+** Any ring is a correct base (ring_build_from checks what it reuses); one
+** of the same table just shares the most points.
+*/
+static const ring *cache_base(chash_conn *conn, const char *zTable){
+  size_t n = strlen(zTable);
+  const conn_entry *pBest = NULL;
+  for(int i=0; i<CONN_CACHE_SIZE; i++){
+    const conn_entry *e = &conn->aEntry[i];
+    if( e->zKey && strncmp(e->zKey, zTable, n)==0
+     && (e->zKey[n]==0 || e->zKey[n]=='@')
+     && (pBest==NULL || e->last_use>pBest->last_use) ){
+      pBest = e;
+    }
+  }
+  return pBest ? pBest->ring : NULL;
+}
+
 /* ------------------------------------------------------- table rings */
 
 /*
@@ -132,19 +152,26 @@ static int table_ring(chash_conn *conn, const char *zSchema, const char *zName,
   /* A committed version never changes; anything newer changes with stamp. */
   int bFrozen = !bCurrent && iVersion<=info.epoch;
   int64_t tag = bFrozen ? info.created : info.stamp;
-  char *zKey = bCurrent ? sqlite3_mprintf("%s.%s", zSchema, zName)
-                        : sqlite3_mprintf("%s.%s@%lld", zSchema, zName,
+  char *zTable = sqlite3_mprintf("%s.%s", zSchema, zName);
+  char *zKey = bCurrent ? sqlite3_mprintf("%s", zTable)
+                        : sqlite3_mprintf("%s@%lld", zTable,
                                           (long long)iVersion);
-  if( zKey==NULL ) return SQLITE_NOMEM;
+  if( zTable==NULL || zKey==NULL ){
+    sqlite3_free(zTable);
+    sqlite3_free(zKey);
+    return SQLITE_NOMEM;
+  }
   ring *r = cache_get(conn, zKey, tag);
   if( r==NULL ){
     rc = store_load_ring(db, zSchema, zName, &info.config,
-                         bCurrent ? -1 : iVersion, &r, pzErr);
+                         bCurrent ? -1 : iVersion, cache_base(conn, zTable),
+                         &r, pzErr);
     if( rc==SQLITE_OK ){
       r->version = bCurrent ? nCurrent : iVersion;
       cache_put(conn, zKey, tag, r);
     }
   }
+  sqlite3_free(zTable);
   sqlite3_free(zKey);
   *ppRing = r;
   return rc;

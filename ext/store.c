@@ -282,8 +282,8 @@ static void node_list_free(node_list *p){
 }
 
 int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
-                    const ring_config *cfg, int64_t iVersion, ring **ppRing,
-                    char **pzErr){
+                    const ring_config *cfg, int64_t iVersion,
+                    const ring *pBase, ring **ppRing, char **pzErr){
   sqlite3_stmt *pStmt = NULL;
   int rc;
   *ppRing = NULL;
@@ -332,7 +332,8 @@ int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
       list.aInput[i].name = list.zNames + (uintptr_t)list.aInput[i].name;
     }
     char zMsg[200];
-    int rcRing = ring_build(cfg, list.aInput, list.n, ppRing, zMsg, sizeof(zMsg));
+    int rcRing = ring_build_from(pBase, cfg, list.aInput, list.n, ppRing,
+                                 zMsg, sizeof(zMsg));
     if( rcRing==RING_OK ){
       rc = SQLITE_OK;
     }else if( rcRing==RING_NOMEM ){
