@@ -4,6 +4,7 @@
 #   make demo       the tour: sql/demo.sql in the sqlite3 shell
 #   make test       build, then run every tests/*.test and the unit tests
 #   make test-asan  the same, built with AddressSanitizer and UBSan
+#   make bench      the benchmark (tests/bench/bench.c; docs/performance.md)
 #   make deps       install the Debian packages the build needs (as root)
 #
 # Missing Debian packages are installed with apt-get when run as root;
@@ -21,7 +22,7 @@ SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
 
 DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev python3 python3-xxhash
 
-.PHONY: all deps demo test test-asan unit clean
+.PHONY: all deps demo test test-asan unit bench clean
 
 all: chash.so
 
@@ -53,6 +54,13 @@ tests/ring_test: tests/ring_test.c $(CORE) $(HDR) | deps
 
 tests/ring_points_test: tests/ring_points_test.c $(CORE) $(HDR) | deps
 	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/ring_points_test.c $(CORE) -lm
+
+# The benchmark links the ring core directly and loads chash.so for the rest.
+tests/bench/bench: tests/bench/bench.c $(CORE) $(HDR) | deps
+	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/bench/bench.c $(CORE) -lsqlite3 -lm
+
+bench: chash.so tests/bench/bench
+	tests/bench/bench --ext ./chash.so
 
 demo: chash.so
 	sqlite3 :memory: -cmd '.load ./chash' < sql/demo.sql

@@ -128,13 +128,18 @@ chash_conn *conn_new(sqlite3 *db);
 void conn_free(void *pConn);
 
 /*
-** The ring named by argument iArg of a function call (-1: the argument is
-** omitted, so the default ring). Resolved once per statement; the ring stays
-** valid until the statement ends, so results may point into it. On error,
-** the error (prefixed by zFunc) is set on ctx and NULL is returned.
+** The ring named by the spec pSpec (NULL: the argument is omitted, so the
+** default ring). Resolved once per statement; the ring stays valid until
+** the statement ends, so results may point into it. On error, the error
+** (prefixed by zFunc) is set on ctx and NULL is returned.
 */
 ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
                     const char *zFunc);
+
+/* The same for argument iArg of a function call (-1: omitted), faster on
+** every row after the first when the argument is a constant. */
+ring *spec_ring_at(sqlite3_context *ctx, sqlite3_value **argv, int iArg,
+                   const char *zFunc);
 
 /* The current ring of table zSchema.zName (for the table's own columns);
 ** the caller releases it. */

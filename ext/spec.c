@@ -486,6 +486,7 @@ typedef struct stmt_entry {
   int nSpec;
   int64_t iSpec;           /* value of an INTEGER spec */
   ring *ring;              /* one reference held */
+  unsigned argMask;        /* arguments spec_ring_at offered it to */
 } stmt_entry;
 
 typedef struct stmt_cache {
@@ -533,8 +534,9 @@ static int resolve(chash_conn *conn, int eType, const char *z, int n,
   return named_ring(conn, z, ppRing, pzErr);
 }
 
-ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
-                    const char *zFunc){
+/* spec_ring_arg, also telling which statement cache entry holds the ring. */
+static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
+                       const char *zFunc, stmt_entry **ppEntry){
   int eType = pSpec ? sqlite3_value_type(pSpec) : SQLITE_NULL;
   const char *z = NULL;
   int n = 0;
@@ -566,11 +568,13 @@ ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
   stmt_cache *sc = sqlite3_get_auxdata(ctx, STMT_CACHE_AUXID);
   if( sc ){
     if( entry_matches(&sc->a[sc->iLast], eType, z, n, i) ){
+      *ppEntry = &sc->a[sc->iLast];
       return sc->a[sc->iLast].ring;
     }
     for(int k=0; k<sc->n; k++){
       if( entry_matches(&sc->a[k], eType, z, n, i) ){
         sc->iLast = k;
+        *ppEntry = &sc->a[k];
         return sc->a[k].ring;
       }
     }
@@ -628,10 +632,44 @@ ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
   e->iSpec = i;
   e->ring = r;
   sc->iLast = sc->n++;
+  *ppEntry = e;
   return r;
 
 nomem:
   ring_release(r);
   sqlite3_result_error_nomem(ctx);
   return NULL;
+}
+
+ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
+                    const char *zFunc){
+  stmt_entry *e;
+  return stmt_ring(ctx, pSpec, zFunc, &e);
+}
+
+static void release_ring(void *p){
+  ring_release(p);
+}
+
+/*
+** The per-row fast path. A constant spec argument (the usual 'shards')
+** keeps its ring as the argument's own auxdata, which SQLite hands back on
+** every row without the statement cache's compare of the spec text. SQLite
+** drops the auxdata of an argument that is not constant after each call,
+** so it is offered once per (spec, argument): a spec that changes from row
+** to row costs no allocation per row.
+*/
+ring *spec_ring_at(sqlite3_context *ctx, sqlite3_value **argv, int iArg,
+                   const char *zFunc){
+  if( iArg<0 ) return spec_ring_arg(ctx, NULL, zFunc);
+  ring *r = sqlite3_get_auxdata(ctx, iArg);
+  if( r ) return r;
+  stmt_entry *e;
+  r = stmt_ring(ctx, argv[iArg], zFunc, &e);
+  if( r && iArg<32 && (e->argMask & (1u << iArg))==0 ){
+    e->argMask |= 1u << iArg;
+    ring_retain(r);
+    sqlite3_set_auxdata(ctx, iArg, r, release_ring);
+  }
+  return r;
 }
