@@ -105,7 +105,7 @@ static void cache_put(chash_conn *conn, const char *zKey, int64_t tag, ring *r){
 ** Any ring is a correct base (ring_build_from checks what it reuses); one
 ** of the same table just shares the most points.
 */
-static const ring *cache_base(chash_conn *conn, const char *zTable){
+static ring *cache_base(chash_conn *conn, const char *zTable){
   size_t n = strlen(zTable);
   const conn_entry *pBest = NULL;
   for(int i=0; i<CONN_CACHE_SIZE; i++){
@@ -163,9 +163,12 @@ static int table_ring(chash_conn *conn, const char *zSchema, const char *zName,
   }
   ring *r = cache_get(conn, zKey, tag);
   if( r==NULL ){
+    /* Held while the load runs SQL, so nothing can free it meanwhile. */
+    ring *pBase = cache_base(conn, zTable);
+    if( pBase ) ring_retain(pBase);
     rc = store_load_ring(db, zSchema, zName, &info.config,
-                         bCurrent ? -1 : iVersion, cache_base(conn, zTable),
-                         &r, pzErr);
+                         bCurrent ? -1 : iVersion, pBase, &r, pzErr);
+    ring_release(pBase);
     if( rc==SQLITE_OK ){
       r->version = bCurrent ? nCurrent : iVersion;
       cache_put(conn, zKey, tag, r);
