@@ -4,6 +4,7 @@
 #   make demo       the tour: sql/demo.sql in the sqlite3 shell
 #   make test       build, then run every tests/*.test and the unit tests
 #   make test-asan  the same, built with AddressSanitizer and UBSan
+#   make test-compat  ketama against the real nutcracker and libmemcached
 #   make deps       install the Debian packages the build needs (as root)
 #
 # Missing Debian packages are installed with apt-get when run as root;
@@ -22,9 +23,9 @@ HDR      = $(wildcard ext/*.h)
 LIBS     = -lnettle -lz -lm
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
 
-DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev python3 python3-xxhash
+DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev zlib1g-dev python3 python3-xxhash
 
-.PHONY: all deps demo test test-asan unit clean
+.PHONY: all deps demo test test-asan test-compat unit clean
 
 all: chash.so
 
@@ -81,6 +82,11 @@ test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test
 	  build/asan/ring_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/runner --ext ./build/asan/chash.so tests/*.test
+
+# ketama placement against the real routers (Debian: nutcracker, memcached,
+# libmemcached-dev); starts its own processes on loopback and stops them.
+test-compat: chash.so
+	tests/compat/run.sh
 
 clean:
 	rm -rf chash.so tests/runner tests/ring_test build
