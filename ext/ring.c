@@ -210,6 +210,10 @@ static int build_points(ring *r){
 **   rendezvous: weight/total weight, the probability that the node wins
 **     when the scores are independent and uniform.
 */
+/* SQLite's allocator aligns to 8 bytes: an __int128 array must not
+** assume 16. */
+typedef unsigned __int128 owned_count __attribute__((aligned(8)));
+
 static int compute_shares(ring *r){
   const unsigned __int128 total =
       (unsigned __int128)1 << hash_space_bits(r->config.hash);
@@ -230,7 +234,7 @@ static int compute_shares(ring *r){
     default:
       break;
   }
-  unsigned __int128 *aOwned = ring_malloc(sizeof(*aOwned) * r->n_nodes);
+  owned_count *aOwned = ring_malloc(sizeof(*aOwned) * r->n_nodes);
   if( aOwned==NULL ) return RING_NOMEM;
   memset(aOwned, 0, sizeof(*aOwned) * r->n_nodes);
   if( r->config.algorithm==RING_ALGO_MODN
