@@ -198,6 +198,10 @@ static int build_points(ring *r){
   return RING_OK;
 }
 
+/* SQLite's allocator aligns to 8 bytes: an __int128 array must not
+** assume 16. */
+typedef unsigned __int128 owned_count __attribute__((aligned(8)));
+
 /*
 ** Each node's share of the positions [0, 2^b) of the ring's hash.
 **   ring, ketama: exact. Point k owns the keys in (pos[k-1], pos[k]]; point
@@ -210,10 +214,6 @@ static int build_points(ring *r){
 **   rendezvous: weight/total weight, the probability that the node wins
 **     when the scores are independent and uniform.
 */
-/* SQLite's allocator aligns to 8 bytes: an __int128 array must not
-** assume 16. */
-typedef unsigned __int128 owned_count __attribute__((aligned(8)));
-
 static int compute_shares(ring *r){
   const unsigned __int128 total =
       (unsigned __int128)1 << hash_space_bits(r->config.hash);
