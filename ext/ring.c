@@ -49,8 +49,7 @@ int64_t ring_node_points(const ring_config *cfg, double w){
   if( cfg->algorithm!=RING_ALGO_RING ) return 0;
   double p = round((double)cfg->vnodes * w);   /* half away from zero */
   if( p<1.0 ) return 1;
-  if( p>(double)RING_MAX_POINTS ) return RING_MAX_POINTS+1;
-  return (int64_t)p;
+  return (int64_t)p;          /* at most 1e14: vnodes x RING_MAX_WEIGHT */
 }
 
 const char *ring_check_name(const char *z, size_t n){
@@ -239,13 +238,13 @@ int ring_build(const ring_config *cfg, const ring_input *aInput, uint32_t n,
       ring_free(aSorted);
       return RING_INVALID;
     }
-    nPoints += pts;
-    if( nPoints>RING_MAX_POINTS ){
+    if( pts>RING_MAX_POINTS-nPoints ){
       snprintf(zErr, nErr, "too many points: a ring holds at most %d "
                "(vnodes x total weight)", RING_MAX_POINTS);
       ring_free(aSorted);
       return RING_INVALID;
     }
+    nPoints += pts;
     nNameBytes += p->name_len + 1;
   }
 

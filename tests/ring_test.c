@@ -121,9 +121,9 @@ static void test_points(void){
   cfg.vnodes = 1;
   CHECK( ring_node_points(&cfg, RING_MAX_POINTS)==RING_MAX_POINTS );
   CHECK( ring_node_points(&cfg, RING_MAX_POINTS+1.0)==RING_MAX_POINTS+1 );
-  CHECK( ring_node_points(&cfg, RING_MAX_WEIGHT)==RING_MAX_POINTS+1 );
-  cfg.vnodes = RING_MAX_VNODES;
-  CHECK( ring_node_points(&cfg, RING_MAX_WEIGHT)==RING_MAX_POINTS+1 );
+  CHECK( ring_node_points(&cfg, RING_MAX_WEIGHT)==(int64_t)RING_MAX_WEIGHT );
+  cfg.vnodes = RING_MAX_VNODES;     /* the largest count: 1e14, exact */
+  CHECK( ring_node_points(&cfg, RING_MAX_WEIGHT)==(int64_t)1e14 );
 
   /* modn has no points, but still checks the weight. */
   cfg.algorithm = RING_ALGO_MODN;
