@@ -66,8 +66,7 @@ int64_t ring_node_points(const ring_config *cfg, double w){
   if( cfg->algorithm!=RING_ALGO_RING ) return 0;
   double p = round((double)cfg->vnodes * w);   /* half away from zero */
   if( p<1.0 ) return 1;
-  if( p>(double)RING_MAX_POINTS ) return RING_MAX_POINTS+1;
-  return (int64_t)p;
+  return (int64_t)p;          /* at most 1e14: vnodes x RING_MAX_WEIGHT */
 }
 
 const char *ring_check_weight(const ring_config *cfg, double w){
@@ -198,9 +197,19 @@ static int build_points(ring *r){
   return RING_OK;
 }
 
-/* SQLite's allocator aligns to 8 bytes: an __int128 array must not
-** assume 16. */
-typedef unsigned __int128 owned_count __attribute__((aligned(8)));
+/*
+** A count of positions, up to 2^64, in two 64-bit halves: an array of
+** unsigned __int128 needs 16-byte alignment, and SQLite's allocator (which
+** the extension installs) promises only 8.
+*/
+typedef struct owned_count {
+  uint64_t lo, hi;
+} owned_count;
+
+static void owned_add(owned_count *c, uint64_t d){
+  c->lo += d;
+  c->hi += c->lo<d;        /* the carry */
+}
 
 /*
 ** Each node's share of the positions [0, 2^b) of the ring's hash.
@@ -215,8 +224,8 @@ typedef unsigned __int128 owned_count __attribute__((aligned(8)));
 **     when the scores are independent and uniform.
 */
 static int compute_shares(ring *r){
-  const unsigned __int128 total =
-      (unsigned __int128)1 << hash_space_bits(r->config.hash);
+  const unsigned bits = hash_space_bits(r->config.hash);
+  const unsigned __int128 total = (unsigned __int128)1 << bits;
   const long double space = (long double)total;
   if( r->n_nodes==0 ) return RING_OK;
   switch( r->config.algorithm ){
@@ -243,19 +252,28 @@ static int compute_shares(ring *r){
                                                       : r->config.table;
     unsigned __int128 q = total / m, rem = total % m;
     for(uint32_t s=0; s<m; s++){
-      uint32_t owner = r->config.algorithm==RING_ALGO_MODN ? s : r->table[s];
-      aOwned[owner] += q + (s<rem);
+      owned_count *c = &aOwned[r->config.algorithm==RING_ALGO_MODN ? s
+                                                                   : r->table[s]];
+      unsigned __int128 v = q + (s<rem);     /* 2^64 itself when m is 1 */
+      owned_add(c, (uint64_t)v);
+      c->hi += (uint64_t)(v >> 64);
     }
   }else{
     const uint64_t *pos = r->positions;
     uint32_t last = r->n_points-1;
-    aOwned[r->owners[0]] = total + pos[0] - pos[last];
+    uint64_t top = (uint64_t)(total - 1);    /* the largest position */
+    /* Point 0: 2^b - pos[last] + pos[0], added in parts that fit. */
+    owned_add(&aOwned[r->owners[0]], pos[0]);
+    owned_add(&aOwned[r->owners[0]], top - pos[last]);
+    owned_add(&aOwned[r->owners[0]], 1);
     for(uint32_t k=1; k<r->n_points; k++){
-      aOwned[r->owners[k]] += pos[k] - pos[k-1];
+      owned_add(&aOwned[r->owners[k]], pos[k] - pos[k-1]);
     }
   }
   for(uint32_t n=0; n<r->n_nodes; n++){
-    r->nodes[n].share = (double)((long double)aOwned[n] / space);
+    long double owned = (long double)aOwned[n].hi * 18446744073709551616.0L
+                      + aOwned[n].lo;
+    r->nodes[n].share = (double)(owned / space);
   }
   ring_free(aOwned);
   return RING_OK;
@@ -304,13 +322,13 @@ int ring_build(const ring_config *cfg, const ring_input *aInput, uint32_t n,
       ring_free(aSorted);
       return RING_INVALID;
     }
-    nPoints += pts;
-    if( nPoints>RING_MAX_POINTS ){
+    if( pts>RING_MAX_POINTS-nPoints ){
       snprintf(zErr, nErr, "too many points: a ring holds at most %d "
                "(vnodes x total weight)", RING_MAX_POINTS);
       ring_free(aSorted);
       return RING_INVALID;
     }
+    nPoints += pts;
     nNameBytes += p->name_len + 1;
   }
 
