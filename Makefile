@@ -58,8 +58,12 @@ tests/ring_test: tests/ring_test.c $(CORE) $(HDR) | deps
 demo: chash.so
 	sqlite3 :memory: -cmd '.load ./chash' < sql/demo.sql
 
-test: chash.so tests/runner tests/ring_test
+tests/algos_test: tests/algos_test.c $(CORE) $(HDR) | deps
+	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/algos_test.c $(CORE) $(LIBS)
+
+test: chash.so tests/runner tests/ring_test tests/algos_test
 	tests/ring_test
+	tests/algos_test
 	/usr/bin/python3 tests/reference.py --check
 	tests/runner --ext ./chash.so tests/*.test
 
@@ -77,9 +81,15 @@ build/asan/ring_test: tests/ring_test.c $(CORE) $(HDR) | deps
 	@mkdir -p build/asan
 	$(CC) $(STD) -O1 $(WARN) $(SAN) -Iext -o $@ tests/ring_test.c $(CORE) $(LIBS)
 
-test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test
+build/asan/algos_test: tests/algos_test.c $(CORE) $(HDR) | deps
+	@mkdir -p build/asan
+	$(CC) $(STD) -O1 $(WARN) $(SAN) -Iext -o $@ tests/algos_test.c $(CORE) $(LIBS)
+
+test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test build/asan/algos_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/ring_test
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  build/asan/algos_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/runner --ext ./build/asan/chash.so tests/*.test
 
@@ -89,4 +99,4 @@ test-compat: chash.so
 	tests/compat/run.sh
 
 clean:
-	rm -rf chash.so tests/runner tests/ring_test build
+	rm -rf chash.so tests/runner tests/ring_test tests/algos_test build
