@@ -206,16 +206,15 @@ static void arg_column(tvf_cursor *c, sqlite3_context *ctx, int i){
 ** The argument planning of every function. aArgCol[] lists the hidden
 ** argument columns in argv order, nRequired of them first and required.
 ** Equality constraints on them become argv[] of xFilter, in that order,
-** and idxNum bit i says whether argument i is there. A required argument
-** with only unusable constraints is SQLITE_CONSTRAINT (this plan cannot
-** work, try another); one with no constraint at all is an error. When
-** iNodeCol>=0, an equality on that column is passed last and sets bit
-** 0x10.
+** and idxNum bit i says whether argument i is there. An argument with only
+** unusable constraints is SQLITE_CONSTRAINT (this plan cannot work, try
+** another). A plan without a required argument gets a prohibitive cost, and
+** xFilter reports it if it is chosen all the same: SQLite also plans OR
+** terms alone, without the argument constraints. When iNodeCol>=0, an
+** equality on that column is passed last and sets bit 0x10.
 */
-static int plan_args(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo,
-                     const char *zFunc, const char *zUsage,
-                     const int *aArgCol, int nArg, int nRequired,
-                     int iNodeCol){
+static int plan_args(sqlite3_index_info *pInfo, const int *aArgCol, int nArg,
+                     int nRequired, int iNodeCol){
   int aUse[4] = {-1, -1, -1, -1};     /* constraint per argument, node last */
   int aUnusable[3] = {0, 0, 0};
   for(int i=0; i<pInfo->nConstraint; i++){
@@ -232,12 +231,6 @@ static int plan_args(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo,
   for(int a=0; a<nArg; a++){
     if( aUse[a]<0 && aUnusable[a] ) return SQLITE_CONSTRAINT;
   }
-  for(int a=0; a<nRequired; a++){
-    if( aUse[a]>=0 ) continue;
-    sqlite3_free(pVtab->zErrMsg);
-    pVtab->zErrMsg = sqlite3_mprintf("%s: needs arguments: %s", zFunc, zUsage);
-    return SQLITE_ERROR;
-  }
   int nArgv = 0;
   pInfo->idxNum = 0;
   for(int a=0; a<4; a++){
@@ -248,6 +241,9 @@ static int plan_args(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo,
   }
   pInfo->estimatedCost = aUse[3]>=0 ? 100.0 : 10000.0;
   pInfo->estimatedRows = aUse[3]>=0 ? 100 : 10000;
+  for(int a=0; a<nRequired; a++){
+    if( aUse[a]<0 ) pInfo->estimatedCost = 1e300;
+  }
   return SQLITE_OK;
 }
 
@@ -288,8 +284,8 @@ static double range_share(int64_t s, int64_t e){
 
 static int points_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   static const int aArg[] = { POINTS_RING };
-  int rc = plan_args(pVtab, pInfo, "ch_points", "ch_points([ring])", aArg, 1,
-                     0, POINTS_NODE);
+  (void)pVtab;
+  int rc = plan_args(pInfo, aArg, 1, 0, POINTS_NODE);
   if( pInfo->colUsed & ((sqlite3_uint64)1<<POINTS_REPLICA) ) pInfo->idxNum |= 0x20;
   return rc;
 }
@@ -425,8 +421,8 @@ static int points_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
 
 static int arcs_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   static const int aArg[] = { ARCS_RING };
-  return plan_args(pVtab, pInfo, "ch_arcs", "ch_arcs([ring])", aArg, 1, 0,
-                   ARCS_NODE);
+  (void)pVtab;
+  return plan_args(pInfo, aArg, 1, 0, ARCS_NODE);
 }
 
 /* Find the next non-empty arc from point c->k (first half) on, and set
@@ -536,8 +532,8 @@ static int arcs_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
 
 static int diff_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   static const int aArg[] = { DIFF_OLD, DIFF_NEW };
-  return plan_args(pVtab, pInfo, "ch_diff", "ch_diff(old, new)", aArg, 2, 2,
-                   -1);
+  (void)pVtab;
+  return plan_args(pInfo, aArg, 2, 2, -1);
 }
 
 /* Append a row; the cyclic range of positions [s, e] becomes two rows if
@@ -647,8 +643,12 @@ static int diff_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
                        const char *idxStr, int argc, sqlite3_value **argv){
   (void)idxStr;
   (void)argc;
-  (void)idxNum;
   tvf_cursor *c = (tvf_cursor *)pCursor;
+  if( (idxNum & 0x03)!=0x03 ){
+    cursor_reset(c);
+    return tvf_error(c, SQLITE_ERROR, "ch_diff: needs arguments: "
+                     "ch_diff(old, new)");
+  }
   int rc = cursor_start(c, "ch_diff", 2, argv, 0, &c->ring, NULL);
   if( rc!=SQLITE_OK ) return rc;
   tvf_vtab *p = (tvf_vtab *)c->base.pVtab;
@@ -665,8 +665,8 @@ static int diff_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
                      "no nodes)", a->n_nodes==0 ? "old" : "new");
   }
   if( a->config.algorithm!=b->config.algorithm ){
-    return tvf_error(c, SQLITE_ERROR, "ch_diff: cannot compare a %s ring with "
-                     "a %s ring; count moved keys with ch_moved",
+    return tvf_error(c, SQLITE_ERROR, "ch_diff: cannot compare algorithm %s with "
+                     "algorithm %s; count moved keys with ch_moved",
                      ring_algorithm_name(a->config.algorithm),
                      ring_algorithm_name(b->config.algorithm));
   }
@@ -733,10 +733,12 @@ static int diff_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
 
 static int replicas_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   static const int aArg[] = { REPLICAS_KEY, REPLICAS_N, REPLICAS_RING };
-  int rc = plan_args(pVtab, pInfo, "ch_replicas", "ch_replicas(key, n [, ring])",
-                     aArg, 3, 2, -1);
-  pInfo->estimatedRows = 3;
-  pInfo->estimatedCost = 10.0;
+  (void)pVtab;
+  int rc = plan_args(pInfo, aArg, 3, 2, -1);
+  if( (pInfo->idxNum & 0x03)==0x03 ){
+    pInfo->estimatedRows = 3;
+    pInfo->estimatedCost = 10.0;
+  }
   return rc;
 }
 
@@ -770,6 +772,11 @@ static int replicas_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
   (void)idxStr;
   (void)argc;
   tvf_cursor *c = (tvf_cursor *)pCursor;
+  if( (idxNum & 0x03)!=0x03 ){
+    cursor_reset(c);
+    return tvf_error(c, SQLITE_ERROR, "ch_replicas: needs arguments: "
+                     "ch_replicas(key, n [, ring])");
+  }
   int rc = cursor_start(c, "ch_replicas", idxNum & 0x04 ? 3 : 2, argv,
                         idxNum & 0x04 ? 2 : -1, &c->ring, NULL);
   if( rc!=SQLITE_OK ) return rc;
@@ -841,8 +848,8 @@ static int replicas_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
 
 static int history_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   static const int aArg[] = { HISTORY_RING };
-  return plan_args(pVtab, pInfo, "ch_history", "ch_history([ring])", aArg, 1,
-                   0, -1);
+  (void)pVtab;
+  return plan_args(pInfo, aArg, 1, 0, -1);
 }
 
 static int history_next(sqlite3_vtab_cursor *pCursor){
