@@ -32,7 +32,7 @@ SELECT r.nodes, r.vnodes, r.hash, ch_locate(k.id, r.spec) AS node,
        count(*) AS n
 FROM rings r, keys k GROUP BY 1, 2, 3, 4;
 
-CREATE TABLE sweep AS
+CREATE TABLE vnode_sweep AS
 SELECT c.nodes, c.vnodes, c.hash,
        sum(n) FILTER (WHERE node='node-1') AS "node-1",
        sum(n) FILTER (WHERE node='node-2') AS "node-2",
@@ -46,4 +46,4 @@ GROUP BY c.nodes, c.vnodes, c.hash ORDER BY c.hash, c.nodes, c.vnodes;
 
 .headers on
 .mode column
-SELECT * FROM sweep;
+SELECT * FROM vnode_sweep;
