@@ -513,7 +513,8 @@ static int arcs_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
 ** common position to compare.
 **   ring: the two point arrays are merged; between consecutive distinct
 **     positions the owner in each ring is constant. Neighbouring pieces
-**     with the same src and dst are one row.
+**     with the same src and dst are one row, also across the wrap (that
+**     row comes last).
 **   modn: position p has owners (p mod n, p mod m), which depend only on
 **     p mod lcm(n, m); each residue class r is counted exactly
 **     (floor((2^64-1-r)/lcm) + 1 positions) and is one row, with NULL start
@@ -569,6 +570,12 @@ static int64_t *node_map(const ring *a, const ring *b){
   return aMap;
 }
 
+/* A run of pieces with one src and dst, as unsigned positions [s, e]. */
+typedef struct diff_run {
+  uint64_t s, e;
+  uint32_t src, dst;
+} diff_run;
+
 static int diff_rings(tvf_cursor *c, const int64_t *aMap){
   const ring *a = c->ring, *b = c->ringNew;
   int64_t nAlloc = 0;
@@ -578,9 +585,12 @@ static int diff_rings(tvf_cursor *c, const int64_t *aMap){
   uint64_t lastA = a->positions[a->n_points-1];
   uint64_t lastB = b->positions[b->n_points-1];
   uint64_t prevEnd = lastA>lastB ? lastA : lastB;
-  int bRun = 0;                         /* is a row being extended? */
-  uint64_t runStart = 0;
-  uint32_t runSrc = 0, runDst = 0;
+  int bRun = 0;                         /* is run being extended? */
+  diff_run run = {0, 0, 0, 0};
+  /* A run that starts with the first piece is held back: the last run may
+  ** continue it across the wrap, and then they are one row. */
+  int bFirst = 0, bFirstOpen = 0;
+  diff_run first = {0, 0, 0, 0};
   while( i<a->n_points || j<b->n_points ){
     /* The next boundary u: the owners of (prevEnd, u] are the first points
     ** at or after u, a[i] and b[j] (point 0 once a ring is passed). */
@@ -591,23 +601,38 @@ static int diff_rings(tvf_cursor *c, const int64_t *aMap){
     uint32_t src = a->owners[i<a->n_points ? i : 0];
     uint32_t dst = b->owners[j<b->n_points ? j : 0];
     int bMoves = aMap[src]!=(int64_t)dst;
-    if( bRun && (!bMoves || src!=runSrc || dst!=runDst) ){
-      int rc = diff_add(c, &nAlloc, runStart, prevEnd, runSrc, runDst);
-      if( rc!=SQLITE_OK ) return rc;
+    if( bRun && (!bMoves || src!=run.src || dst!=run.dst) ){
+      run.e = prevEnd;
+      if( bFirstOpen ){
+        first = run;
+        bFirst = 1;
+        bFirstOpen = 0;
+      }else{
+        int rc = diff_add(c, &nAlloc, run.s, run.e, run.src, run.dst);
+        if( rc!=SQLITE_OK ) return rc;
+      }
       bRun = 0;
     }
     if( bMoves && !bRun ){
       bRun = 1;
-      runStart = prevEnd + 1;
-      runSrc = src;
-      runDst = dst;
+      bFirstOpen = i==0 && j==0;
+      run.s = prevEnd + 1;
+      run.src = src;
+      run.dst = dst;
     }
     prevEnd = u;
     while( i<a->n_points && a->positions[i]==u ) i++;
     while( j<b->n_points && b->positions[j]==u ) j++;
   }
-  if( bRun ) return diff_add(c, &nAlloc, runStart, prevEnd, runSrc, runDst);
-  return SQLITE_OK;
+  int rc = SQLITE_OK;
+  if( bRun && bFirst && run.src==first.src && run.dst==first.dst ){
+    return diff_add(c, &nAlloc, run.s, first.e, run.src, run.dst);
+  }
+  if( bRun ) rc = diff_add(c, &nAlloc, run.s, prevEnd, run.src, run.dst);
+  if( rc==SQLITE_OK && bFirst ){
+    rc = diff_add(c, &nAlloc, first.s, first.e, first.src, first.dst);
+  }
+  return rc;
 }
 
 static uint64_t gcd64(uint64_t x, uint64_t y){

@@ -66,7 +66,8 @@ def arcs(pts):
 
 def diff(old, new):
     """Pieces between consecutive distinct positions of both rings, merged
-    while src and dst stay the same; the first piece wraps around."""
+    while src and dst stay the same, also across the wrap; the first piece
+    wraps around."""
     bounds = sorted({p for p, _, _ in old} | {p for p, _, _ in new})
     rows, run = [], None
     prev = bounds[-1]
@@ -82,6 +83,11 @@ def diff(old, new):
         prev = u
     if run:
         rows.append(run)
+    # a run through the end that continues the first one is one row, last
+    if (len(rows) > 1 and rows[0][0] == (bounds[-1] + 1) % SPACE
+            and rows[-1][1] == bounds[-1] and rows[0][2:] == rows[-1][2:]):
+        rows[-1][1] = rows[0][1]
+        rows.pop(0)
     out = []
     for s, e, src, dst in rows:
         for S, E in split(s, e):
@@ -165,6 +171,11 @@ INSERT INTO shards(node) VALUES ('c')
                      [(S, E, s, d, share(S, E)) for S, E, s, d in diff(old, new)]))
     out.append(query("IITTR", "SELECT start, \"end\", src, dst, share FROM ch_diff('shards', 'shards@1')",
                      [(S, E, s, d, share(S, E)) for S, E, s, d in diff(new, old)]))
+    # a run through the wrap that continues the first run is one row
+    o2 = points_of({"db-a": 1, "db-b": 1}, 4)
+    n2 = points_of({"db-a": 1, "db-b": 1, "db-c": 1}, 4)
+    out.append(query("IITTR", """SELECT start, "end", src, dst, share FROM ch_diff('{"nodes":["db-a","db-b"],"vnodes":4}', '{"nodes":["db-a","db-b","db-c"],"vnodes":4}')""",
+                     [(S, E, s, d, share(S, E)) for S, E, s, d in diff(o2, n2)]))
     # ch_replicas
     for key, n in [("user:42", 2), ("user:7", 3), ("k", 10), ("", 1)]:
         want = replicas(new, key, n)
