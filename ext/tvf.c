@@ -85,7 +85,7 @@ typedef struct tvf_cursor {
   uint32_t nStep;          /* points walked past k0 */
   int64_t nWant;           /* n */
   uint32_t iOwner;         /* node of the current row */
-  uint64_t keyPos;         /* modn: the key's position */
+  uint64_t keyPos;         /* the key's position */
   /* ch_history: */
   sqlite3_stmt *pStmt;
 } tvf_cursor;
@@ -224,7 +224,11 @@ static int plan_args(sqlite3_index_info *pInfo, const int *aArgCol, int nArg,
       if( pC->iColumn!=aArgCol[a] ) continue;
       if( pC->usable ) aUse[a] = i; else aUnusable[a] = 1;
     }
-    if( pC->iColumn==iNodeCol && pC->usable ) aUse[3] = i;
+    /* node = ? is matched bytewise, so only under the BINARY collation */
+    if( pC->iColumn==iNodeCol && pC->usable
+     && sqlite3_stricmp(sqlite3_vtab_collation(pInfo, i), "BINARY")==0 ){
+      aUse[3] = i;
+    }
   }
   /* An argument given from a table not yet scanned (a join): this plan
   ** would run without it, so it is impossible. */
@@ -254,8 +258,8 @@ static int64_t node_arg(const ring *r, sqlite3_value *v){
   return ring_find_node(r, z, (size_t)sqlite3_value_bytes(v));
 }
 
-/* Result a node name of ring r; the ring outlives the row, not the cursor,
-** so SQLite copies it. */
+/* Result a node name of ring r. The ring lives as long as the cursor and a
+** result may outlive that, so SQLite copies the name. */
 static void node_result(sqlite3_context *ctx, const ring *r, uint32_t i){
   sqlite3_result_text(ctx, r->nodes[i].name, (int)r->nodes[i].name_len,
                       SQLITE_TRANSIENT);
