@@ -528,75 +528,33 @@ static int resolve(chash_conn *conn, int eType, const char *z, int n,
   return named_ring(conn, z, ppRing, pWhere, pzErr);
 }
 
-/*
-** Split spec value pSpec (NULL: omitted) into its type and text or integer.
-** Returns SQLITE_OK, SQLITE_NOMEM, or SQLITE_ERROR with *pzErr set (a NULL,
-** BLOB or REAL spec).
-*/
-static int spec_parts(sqlite3_value *pSpec, const char *zFunc, int *peType,
-                      const char **pz, int *pn, int64_t *pi, char **pzErr){
-  int eType = pSpec ? sqlite3_value_type(pSpec) : SQLITE_NULL;
-  *peType = eType;
-  *pz = NULL;
-  *pn = 0;
-  *pi = 0;
-  if( pSpec && eType==SQLITE_NULL ){
-    *pzErr = sqlite3_mprintf("%s: the ring spec is NULL", zFunc);
-    return SQLITE_ERROR;
-  }
-  if( eType==SQLITE_TEXT ){
-    *pz = (const char *)sqlite3_value_text(pSpec);
-    *pn = sqlite3_value_bytes(pSpec);
-    if( *pz==NULL ) return SQLITE_NOMEM;
-  }else if( eType==SQLITE_INTEGER ){
-    *pi = sqlite3_value_int64(pSpec);
-  }else if( eType!=SQLITE_NULL ){
-    *pzErr = sqlite3_mprintf("%s: a ring spec is a name, a JSON ring or "
-                             "an integer version, not a %s", zFunc,
-                             eType==SQLITE_BLOB ? "blob" : "real");
-    return SQLITE_ERROR;
-  }
-  return SQLITE_OK;
-}
-
-int spec_ring_value(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
-                    ring **ppRing, spec_table *pWhere, char **pzErr){
-  int eType, n;
-  const char *z;
-  int64_t i;
-  char *zErr = NULL;
-  *ppRing = NULL;
-  if( pWhere ) memset(pWhere, 0, sizeof(*pWhere));
-  int rc = spec_parts(pSpec, zFunc, &eType, &z, &n, &i, pzErr);
-  if( rc!=SQLITE_OK ) return rc;
-  rc = resolve(conn, eType, z, n, i, ppRing, pWhere, &zErr);
-  if( rc!=SQLITE_OK ){
-    if( rc!=SQLITE_NOMEM ){
-      *pzErr = sqlite3_mprintf("%s: %s", zFunc,
-                               zErr ? zErr : sqlite3_errstr(rc));
-    }
-    sqlite3_free(zErr);
-    ring_release(*ppRing);
-    *ppRing = NULL;
-    if( pWhere ) spec_table_free(pWhere);
-  }
-  return rc;
-}
-
 ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
                     const char *zFunc){
-  int eType, n;
-  const char *z;
-  int64_t i;
-  char *zPartErr = NULL;
-  int rcParts = spec_parts(pSpec, zFunc, &eType, &z, &n, &i, &zPartErr);
-  if( rcParts==SQLITE_NOMEM ){
-    sqlite3_result_error_nomem(ctx);
+  int eType = pSpec ? sqlite3_value_type(pSpec) : SQLITE_NULL;
+  const char *z = NULL;
+  int n = 0;
+  int64_t i = 0;
+  if( pSpec && eType==SQLITE_NULL ){
+    char *zMsg = sqlite3_mprintf("%s: the ring spec is NULL", zFunc);
+    sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+    sqlite3_free(zMsg);
     return NULL;
   }
-  if( rcParts!=SQLITE_OK ){
-    sqlite3_result_error(ctx, zPartErr ? zPartErr : "out of memory", -1);
-    sqlite3_free(zPartErr);
+  if( eType==SQLITE_TEXT ){
+    z = (const char *)sqlite3_value_text(pSpec);
+    n = sqlite3_value_bytes(pSpec);
+    if( z==NULL ){
+      sqlite3_result_error_nomem(ctx);
+      return NULL;
+    }
+  }else if( eType==SQLITE_INTEGER ){
+    i = sqlite3_value_int64(pSpec);
+  }else if( eType!=SQLITE_NULL ){
+    char *zMsg = sqlite3_mprintf("%s: a ring spec is a name, a JSON ring or "
+                                 "an integer version, not a %s", zFunc,
+                                 eType==SQLITE_BLOB ? "blob" : "real");
+    sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+    sqlite3_free(zMsg);
     return NULL;
   }
 
@@ -671,4 +629,44 @@ nomem:
   ring_release(r);
   sqlite3_result_error_nomem(ctx);
   return NULL;
+}
+
+int spec_ring_value(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
+                    ring **ppRing, spec_table *pWhere, char **pzErr){
+  int eType = pSpec ? sqlite3_value_type(pSpec) : SQLITE_NULL;
+  const char *z = NULL;
+  int n = 0;
+  int64_t i = 0;
+  char *zErr = NULL;
+  *ppRing = NULL;
+  if( pWhere ) memset(pWhere, 0, sizeof(*pWhere));
+  /* The same spec types as spec_ring_arg accepts. */
+  if( pSpec && eType==SQLITE_NULL ){
+    *pzErr = sqlite3_mprintf("%s: the ring spec is NULL", zFunc);
+    return SQLITE_ERROR;
+  }
+  if( eType==SQLITE_TEXT ){
+    z = (const char *)sqlite3_value_text(pSpec);
+    n = sqlite3_value_bytes(pSpec);
+    if( z==NULL ) return SQLITE_NOMEM;
+  }else if( eType==SQLITE_INTEGER ){
+    i = sqlite3_value_int64(pSpec);
+  }else if( eType!=SQLITE_NULL ){
+    *pzErr = sqlite3_mprintf("%s: a ring spec is a name, a JSON ring or an "
+                             "integer version, not a %s", zFunc,
+                             eType==SQLITE_BLOB ? "blob" : "real");
+    return SQLITE_ERROR;
+  }
+  int rc = resolve(conn, eType, z, n, i, ppRing, pWhere, &zErr);
+  if( rc!=SQLITE_OK ){
+    if( rc!=SQLITE_NOMEM ){
+      *pzErr = sqlite3_mprintf("%s: %s", zFunc,
+                               zErr ? zErr : sqlite3_errstr(rc));
+    }
+    sqlite3_free(zErr);
+    ring_release(*ppRing);
+    *ppRing = NULL;
+    if( pWhere ) spec_table_free(pWhere);
+  }
+  return rc;
 }
