@@ -49,8 +49,7 @@ int64_t ring_node_points(const ring_config *cfg, double w){
   if( cfg->algorithm!=RING_ALGO_RING ) return 0;
   double p = round((double)cfg->vnodes * w);   /* half away from zero */
   if( p<1.0 ) return 1;
-  if( p>(double)RING_MAX_POINTS ) return RING_MAX_POINTS+1;
-  return (int64_t)p;
+  return (int64_t)p;          /* at most 1e14: vnodes x RING_MAX_WEIGHT */
 }
 
 const char *ring_check_name(const char *z, size_t n){
@@ -156,6 +155,20 @@ static int build_points(ring *r){
 }
 
 /*
+** A count of positions, up to 2^64, in two 64-bit halves: an array of
+** unsigned __int128 needs 16-byte alignment, and SQLite's allocator (which
+** the extension installs) promises only 8.
+*/
+typedef struct owned_count {
+  uint64_t lo, hi;
+} owned_count;
+
+static void owned_add(owned_count *c, uint64_t d){
+  c->lo += d;
+  c->hi += c->lo<d;        /* the carry */
+}
+
+/*
 ** Each node's exact share of the 2^64 positions. Point k owns the keys in
 ** (pos[k-1], pos[k]]; point 0 also owns those after the last point.
 */
@@ -170,17 +183,21 @@ static int compute_shares(ring *r){
     }
     return RING_OK;
   }
-  unsigned __int128 *aOwned = ring_malloc(sizeof(*aOwned) * r->n_nodes);
+  owned_count *aOwned = ring_malloc(sizeof(*aOwned) * r->n_nodes);
   if( aOwned==NULL ) return RING_NOMEM;
   memset(aOwned, 0, sizeof(*aOwned) * r->n_nodes);
   const uint64_t *pos = r->positions;
   uint32_t last = r->n_points-1;
-  aOwned[r->owners[0]] = ((unsigned __int128)1 << 64) + pos[0] - pos[last];
+  /* Point 0: 2^64 - pos[last] + pos[0], added in parts that fit. */
+  owned_add(&aOwned[r->owners[0]], pos[0]);
+  owned_add(&aOwned[r->owners[0]], UINT64_MAX - pos[last]);
+  owned_add(&aOwned[r->owners[0]], 1);
   for(uint32_t k=1; k<r->n_points; k++){
-    aOwned[r->owners[k]] += pos[k] - pos[k-1];
+    owned_add(&aOwned[r->owners[k]], pos[k] - pos[k-1]);
   }
   for(uint32_t n=0; n<r->n_nodes; n++){
-    r->nodes[n].share = (double)((long double)aOwned[n] / space);
+    long double owned = (long double)aOwned[n].hi * space + aOwned[n].lo;
+    r->nodes[n].share = (double)(owned / space);
   }
   ring_free(aOwned);
   return RING_OK;
@@ -221,13 +238,13 @@ int ring_build(const ring_config *cfg, const ring_input *aInput, uint32_t n,
       ring_free(aSorted);
       return RING_INVALID;
     }
-    nPoints += pts;
-    if( nPoints>RING_MAX_POINTS ){
+    if( pts>RING_MAX_POINTS-nPoints ){
       snprintf(zErr, nErr, "too many points: a ring holds at most %d "
                "(vnodes x total weight)", RING_MAX_POINTS);
       ring_free(aSorted);
       return RING_INVALID;
     }
+    nPoints += pts;
     nNameBytes += p->name_len + 1;
   }
 

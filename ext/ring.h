@@ -96,7 +96,7 @@ const char *ring_algorithm_names(void);
 ** Points a node of weight w gets under cfg: round(vnodes*w) rounded half
 ** away from zero, at least 1; 0 for algorithms without points. Returns -1
 ** if w is not a positive finite number no larger than RING_MAX_WEIGHT, and
-** RING_MAX_POINTS+1 if the count is over the limit.
+** the count even when it is over RING_MAX_POINTS (callers check).
 */
 int64_t ring_node_points(const ring_config *cfg, double w);
 

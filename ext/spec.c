@@ -404,6 +404,17 @@ static int json_options(sqlite3 *db, const char *z, int n, ring_config *cfg,
   return rc;
 }
 
+/* Does JSON text z hold the escape \u0000? SQLite's JSON functions end a
+** string there, which would cut a node name short without a word. */
+static int json_has_nul_escape(const char *z, int n){
+  for(int i=0; i+1<n; i++){
+    if( z[i]!='\\' ) continue;
+    if( z[i+1]=='u' && i+5<n && memcmp(&z[i+2], "0000", 4)==0 ) return 1;
+    i++;                                  /* skip the escaped character */
+  }
+  return 0;
+}
+
 /* An inline ring: '["a","b"]' or '{"nodes": ..., option: value, ...}'. */
 static int json_ring(chash_conn *conn, const char *z, int n, ring **ppRing,
                      char **pzErr){
@@ -415,8 +426,16 @@ static int json_ring(chash_conn *conn, const char *z, int n, ring **ppRing,
     sqlite3_free(zKey);
     return SQLITE_OK;
   }
+  if( json_has_nul_escape(z, n) ){
+    sqlite3_free(zKey);
+    *pzErr = sqlite3_mprintf("JSON ring spec: node names cannot contain NUL "
+                             "(\\u0000)");
+    return SQLITE_ERROR;
+  }
   int rc;
-  sqlite3_stmt *pStmt = json_query(db, "SELECT json_valid(?1), json_type(?1)",
+  /* json_type() raises an error on malformed JSON: only ask when valid. */
+  sqlite3_stmt *pStmt = json_query(db, "SELECT json_valid(?1), CASE WHEN "
+                                   "json_valid(?1) THEN json_type(?1) END",
                                    z, n, &rc);
   if( pStmt==NULL ){
     sqlite3_free(zKey);

@@ -493,9 +493,11 @@ int store_list_rings(sqlite3 *db, char **pzList, int *pnRing,
     if( rc==SQLITE_DONE ) rc = SQLITE_OK;
   }
   store_free_schemas(azSchema, nSchema);
+  /* sqlite3_str_finish() gives NULL for an empty list too (no rings), so
+  ** out-of-memory is told by the error code, not by NULL. */
+  if( rc==SQLITE_OK ) rc = sqlite3_str_errcode(pList);
   char *zList = sqlite3_str_finish(pList);
-  if( rc==SQLITE_OK && (zList==NULL || (*pnRing>0 && (*pzSchema==NULL
-                                                      || *pzName==NULL))) ){
+  if( rc==SQLITE_OK && *pnRing>0 && (*pzSchema==NULL || *pzName==NULL) ){
     rc = SQLITE_NOMEM;
   }
   if( rc!=SQLITE_OK ){
