@@ -533,7 +533,7 @@ static int arcs_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
 #define DIFF_OLD   5
 #define DIFF_NEW   6
 
-#define DIFF_MAX_RESIDUES 16777216      /* modn: lcm(n, m) at most */
+#define DIFF_MAX_RESIDUES 1048576  /* modn: lcm(n, m) at most (32 MB of rows) */
 
 static int diff_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   static const int aArg[] = { DIFF_OLD, DIFF_NEW };
