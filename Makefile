@@ -5,6 +5,8 @@
 #   make test       build, then run every tests/*.test and the unit tests
 #   make test-asan  the same, built with AddressSanitizer and UBSan
 #   make test-compat  ketama against the real nutcracker and libmemcached
+#   make experiments  run sql/vnode_sweep.sql, modn_vs_ring.sql and
+#                   properties.sql; tables and gnuplot SVG/PNG plots in out/
 #   make deps       install the Debian packages the build needs (as root)
 #
 # Missing Debian packages are installed with apt-get when run as root;
@@ -25,7 +27,7 @@ SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
 
 DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev zlib1g-dev python3 python3-xxhash
 
-.PHONY: all deps demo test test-asan test-compat unit clean
+.PHONY: all deps demo test test-asan test-compat unit clean experiments plot-deps
 
 all: chash.so
 
@@ -65,7 +67,9 @@ test: chash.so tests/runner tests/ring_test tests/algos_test
 	tests/ring_test
 	tests/algos_test
 	/usr/bin/python3 tests/reference.py --check
+	/usr/bin/python3 tests/analysis_gen.py --check
 	tests/runner --ext ./chash.so tests/*.test
+	tests/migration.sh ./chash.so
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer;
 # any report fails the run.
@@ -97,6 +101,35 @@ test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test build/asan
 # libmemcached-dev); starts its own processes on loopback and stops them.
 test-compat: chash.so
 	tests/compat/run.sh
+# The experiments: each sql/NAME.sql prints its tables into out/NAME.txt;
+# the two that are plotted also leave their table NAME in out/NAME.tsv.
+PLOTTED = vnode_sweep modn_vs_ring
+
+plot-deps:
+	@if ! command -v gnuplot >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing: gnuplot-nox"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnuplot-nox; \
+	  else \
+	    echo "the plots need gnuplot; run: sudo apt-get install -y gnuplot-nox"; \
+	    exit 1; \
+	  fi; \
+	fi
+
+experiments: chash.so plot-deps
+	@mkdir -p out
+	@for e in $(PLOTTED); do \
+	  echo "== sql/$$e.sql"; \
+	  sqlite3 -bail :memory: -cmd '.load ./chash' -cmd ".read sql/$$e.sql" \
+	    -cmd ".output out/$$e.tsv" -cmd '.mode tabs' -cmd '.headers on' \
+	    "SELECT * FROM $$e" > out/$$e.txt || exit 1; \
+	  cat out/$$e.txt; \
+	done
+	@echo "== sql/properties.sql"
+	@sqlite3 -bail :memory: -cmd '.load ./chash' < sql/properties.sql > out/properties.txt
+	@cat out/properties.txt
+	gnuplot sql/plots.gp
+	@ls out/*.svg out/*.png
 
 clean:
 	rm -rf chash.so tests/runner tests/ring_test tests/algos_test build

@@ -155,9 +155,25 @@ int spec_current_ring(chash_conn *conn, const char *zSchema,
   return table_ring(conn, zSchema, zName, 1, 0, 0, zName, ppRing, pzErr);
 }
 
+/* Record which table a spec named, for callers that ask (pWhere). */
+static int where_set(spec_table *pWhere, const char *zSchema,
+                     const char *zName){
+  if( pWhere==NULL ) return SQLITE_OK;
+  pWhere->zSchema = sqlite3_mprintf("%s", zSchema);
+  pWhere->zName = sqlite3_mprintf("%s", zName);
+  return pWhere->zSchema && pWhere->zName ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+void spec_table_free(spec_table *pWhere){
+  sqlite3_free(pWhere->zSchema);
+  sqlite3_free(pWhere->zName);
+  pWhere->zSchema = pWhere->zName = NULL;
+}
+
 /* The default ring: the only chash table of the connection. */
 static int default_ring(chash_conn *conn, int bCurrent, int64_t iVersion,
-                        const char *zSpec, ring **ppRing, char **pzErr){
+                        const char *zSpec, ring **ppRing, spec_table *pWhere,
+                        char **pzErr){
   char *zList = NULL, *zSchema = NULL, *zName = NULL;
   int nRing = 0;
   int rc = store_list_rings(conn->db, &zList, &nRing, &zSchema, &zName);
@@ -172,6 +188,7 @@ static int default_ring(chash_conn *conn, int bCurrent, int64_t iVersion,
   }else{
     rc = table_ring(conn, zSchema, zName, bCurrent, iVersion<0, iVersion,
                     zSpec, ppRing, pzErr);
+    if( rc==SQLITE_OK ) rc = where_set(pWhere, zSchema, zName);
   }
   sqlite3_free(zList);
   sqlite3_free(zSchema);
@@ -192,7 +209,7 @@ static int parse_version(const char *z, int64_t *pV){
 
 /* A spec naming a table: [schema.]name[@version]. */
 static int named_ring(chash_conn *conn, const char *zSpec, ring **ppRing,
-                      char **pzErr){
+                      spec_table *pWhere, char **pzErr){
   sqlite3 *db = conn->db;
   char *zCopy = sqlite3_mprintf("%s", zSpec);
   if( zCopy==NULL ) return SQLITE_NOMEM;
@@ -252,6 +269,7 @@ static int named_ring(chash_conn *conn, const char *zSpec, ring **ppRing,
   }else{
     rc = table_ring(conn, azSchema[iSchema], zTable, bCurrent, bRelative,
                     iVersion, zSpec, ppRing, pzErr);
+    if( rc==SQLITE_OK ) rc = where_set(pWhere, azSchema[iSchema], zTable);
   }
   sqlite3_free(zTable);
   store_free_schemas(azSchema, nSchema);
@@ -504,14 +522,18 @@ static int entry_matches(const stmt_entry *e, int eType, const char *z, int n,
   return 1;
 }
 
-/* Resolve a spec of the given type to a new ring reference. */
+/* Resolve a spec of the given type to a new ring reference. A spec that
+** names a table also fills *pWhere, if given (not for inline JSON). */
 static int resolve(chash_conn *conn, int eType, const char *z, int n,
-                   int64_t i, ring **ppRing, char **pzErr){
-  if( eType==SQLITE_NULL ) return default_ring(conn, 1, 0, "", ppRing, pzErr);
+                   int64_t i, ring **ppRing, spec_table *pWhere,
+                   char **pzErr){
+  if( eType==SQLITE_NULL ){
+    return default_ring(conn, 1, 0, "", ppRing, pWhere, pzErr);
+  }
   if( eType==SQLITE_INTEGER ){
     char zSpec[32];
     snprintf(zSpec, sizeof(zSpec), "%lld", (long long)i);
-    return default_ring(conn, 0, i, zSpec, ppRing, pzErr);
+    return default_ring(conn, 0, i, zSpec, ppRing, pWhere, pzErr);
   }
   const char *zStart = z;
   while( zStart<z+n && isspace((unsigned char)*zStart) ) zStart++;
@@ -522,7 +544,7 @@ static int resolve(chash_conn *conn, int eType, const char *z, int n,
     *pzErr = sqlite3_mprintf("no such ring: '%.*s'", n, z);
     return SQLITE_ERROR;
   }
-  return named_ring(conn, z, ppRing, pzErr);
+  return named_ring(conn, z, ppRing, pWhere, pzErr);
 }
 
 ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
@@ -578,7 +600,7 @@ ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
   chash_conn *conn = sqlite3_user_data(ctx);
   ring *r = NULL;
   char *zErr = NULL;
-  int rc = resolve(conn, eType, z, n, i, &r, &zErr);
+  int rc = resolve(conn, eType, z, n, i, &r, NULL, &zErr);
   if( rc!=SQLITE_OK ){
     if( rc==SQLITE_NOMEM ){
       sqlite3_result_error_nomem(ctx);
@@ -626,4 +648,44 @@ nomem:
   ring_release(r);
   sqlite3_result_error_nomem(ctx);
   return NULL;
+}
+
+int spec_ring_value(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
+                    ring **ppRing, spec_table *pWhere, char **pzErr){
+  int eType = pSpec ? sqlite3_value_type(pSpec) : SQLITE_NULL;
+  const char *z = NULL;
+  int n = 0;
+  int64_t i = 0;
+  char *zErr = NULL;
+  *ppRing = NULL;
+  if( pWhere ) memset(pWhere, 0, sizeof(*pWhere));
+  /* The same spec types as spec_ring_arg accepts. */
+  if( pSpec && eType==SQLITE_NULL ){
+    *pzErr = sqlite3_mprintf("%s: the ring spec is NULL", zFunc);
+    return SQLITE_ERROR;
+  }
+  if( eType==SQLITE_TEXT ){
+    z = (const char *)sqlite3_value_text(pSpec);
+    n = sqlite3_value_bytes(pSpec);
+    if( z==NULL ) return SQLITE_NOMEM;
+  }else if( eType==SQLITE_INTEGER ){
+    i = sqlite3_value_int64(pSpec);
+  }else if( eType!=SQLITE_NULL ){
+    *pzErr = sqlite3_mprintf("%s: a ring spec is a name, a JSON ring or an "
+                             "integer version, not a %s", zFunc,
+                             eType==SQLITE_BLOB ? "blob" : "real");
+    return SQLITE_ERROR;
+  }
+  int rc = resolve(conn, eType, z, n, i, ppRing, pWhere, &zErr);
+  if( rc!=SQLITE_OK ){
+    if( rc!=SQLITE_NOMEM ){
+      *pzErr = sqlite3_mprintf("%s: %s", zFunc,
+                               zErr ? zErr : sqlite3_errstr(rc));
+    }
+    sqlite3_free(zErr);
+    ring_release(*ppRing);
+    *ppRing = NULL;
+    if( pWhere ) spec_table_free(pWhere);
+  }
+  return rc;
 }

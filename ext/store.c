@@ -243,6 +243,15 @@ int store_current_version(sqlite3 *db, const char *zSchema,
   return rc;
 }
 
+int store_history(sqlite3 *db, const char *zSchema, const char *zName,
+                  int64_t iMaxEpoch, sqlite3_stmt **ppStmt){
+  int rc = prepare_fmt(db, ppStmt, 0,
+      "SELECT epoch, op, node, weight FROM \"%w\".\"%w_history\""
+      " WHERE epoch<=?1 ORDER BY seq", zSchema, zName);
+  if( rc==SQLITE_OK ) sqlite3_bind_int64(*ppStmt, 1, iMaxEpoch);
+  return rc;
+}
+
 /* Node names and weights read from the shadow tables, before the build. */
 typedef struct node_list {
   ring_input *aInput;
