@@ -21,7 +21,7 @@ SRC      = $(wildcard ext/*.c)
 # the pure C core (no SQLite), which tests/ring_test links directly
 CORE     = ext/ring.c ext/hash.c ext/keyhash.c ext/options.c ext/ketama.c \
            ext/jump.c ext/rendezvous.c ext/maglev.c
-HDR      = $(wildcard ext/*.h)
+HDR      = $(wildcard ext/*.h) tests/unit.h
 LIBS     = -lnettle -lz -lm
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
 

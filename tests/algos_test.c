@@ -13,37 +13,7 @@
 #include <string.h>
 
 #include "algos.h"
-
-static int nPass = 0;
-static int nFail = 0;
-
-#define CHECK(cond) check((cond), #cond, __LINE__)
-
-static void check(int ok, const char *zWhat, int line){
-  if( ok ){
-    nPass++;
-  }else{
-    nFail++;
-    printf("algos_test.c:%d: FAILED: %s\n", line, zWhat);
-  }
-}
-
-/* Counts live blocks and fails the Nth allocation when asked. */
-static int nLive = 0;
-static int nUntilFail = -1;
-
-static void *test_malloc(size_t n){
-  if( nUntilFail==0 ) return NULL;
-  if( nUntilFail>0 ) nUntilFail--;
-  void *p = malloc(n);
-  if( p ) nLive++;
-  return p;
-}
-
-static void test_free(void *p){
-  if( p ) nLive--;
-  free(p);
-}
+#include "unit.h"
 
 /* A ring of algorithm a over names[0..n) with weights (NULL: all 1). */
 static ring *build(ring_algorithm a, hash_id h, uint32_t table,
@@ -220,6 +190,5 @@ int main(void){
   test_ketama();
   test_maglev();
   test_oom();
-  printf("%d passed, %d failed\n", nPass, nFail);
-  return nFail ? 1 : 0;
+  return unit_summary();
 }

@@ -16,37 +16,7 @@
 #include "options.h"
 #include "ring.h"
 
-static int nPass = 0;
-static int nFail = 0;
-
-#define CHECK(cond) check((cond), #cond, __LINE__)
-
-static void check(int ok, const char *zWhat, int line){
-  if( ok ){
-    nPass++;
-  }else{
-    nFail++;
-    printf("ring_test.c:%d: FAILED: %s\n", line, zWhat);
-  }
-}
-
-/* An allocator that counts live blocks and can fail the Nth allocation,
-** so leaks and out-of-memory paths are visible. */
-static int nLive = 0;
-static int nUntilFail = -1;   /* allocations left before one fails; -1 never */
-
-static void *test_malloc(size_t n){
-  if( nUntilFail==0 ) return NULL;
-  if( nUntilFail>0 ) nUntilFail--;
-  void *p = malloc(n);
-  if( p ) nLive++;
-  return p;
-}
-
-static void test_free(void *p){
-  if( p ) nLive--;
-  free(p);
-}
+#include "unit.h"
 
 /* Build a ring from names with weight 1; NULL on error (zErr says why). */
 static ring *build(const ring_config *cfg, const char **azName, int n,
@@ -513,6 +483,5 @@ int main(void){
   test_options();
   test_split();
   test_algorithms();
-  printf("%d passed, %d failed\n", nPass, nFail);
-  return nFail>0;
+  return unit_summary();
 }
