@@ -9,6 +9,7 @@
 **              per-connection caches
 **   vtab.c     the chash virtual table
 **   funcs.c    the SQL functions
+**   tvf.c      the table-valued functions
 **   chash.c    the entry point that registers them
 */
 #ifndef CHASH_H
@@ -57,6 +58,12 @@ int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
 /* The current version: the highest epoch in %_history, or 0. */
 int store_current_version(sqlite3 *db, const char *zSchema,
                           const char *zName, int64_t *pVersion);
+
+/* A statement over the change log of zSchema.zName up to version
+** iMaxEpoch, in the order of the changes: columns epoch, op, node, weight.
+** The caller finalizes it. */
+int store_history(sqlite3 *db, const char *zSchema, const char *zName,
+                  int64_t iMaxEpoch, sqlite3_stmt **ppStmt);
 
 /*
 ** Build the ring of version iVersion (replayed from %_history), or of the
@@ -141,6 +148,24 @@ ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
 ring *spec_ring_at(sqlite3_context *ctx, sqlite3_value **argv, int iArg,
                    const char *zFunc);
 
+/* The table a ring spec named (both NULL for an inline JSON ring). */
+typedef struct spec_table {
+  char *zSchema;
+  char *zName;
+} spec_table;
+void spec_table_free(spec_table *pWhere);
+
+/*
+** The same resolution for callers without a function context (the
+** table-valued functions): spec value pSpec (NULL: omitted, the default
+** ring) with the connection's caches. On success *ppRing is a new
+** reference the caller releases, and *pWhere (if not NULL) names the table,
+** freed with spec_table_free. On error, *pzErr says why, prefixed by zFunc
+** (NULL on SQLITE_NOMEM).
+*/
+int spec_ring_value(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
+                    ring **ppRing, spec_table *pWhere, char **pzErr);
+
 /* The current ring of table zSchema.zName (for the table's own columns);
 ** the caller releases it. */
 int spec_current_ring(chash_conn *conn, const char *zSchema,
@@ -156,6 +181,12 @@ int spec_current_ring(chash_conn *conn, const char *zSchema,
 int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos);
 
 int funcs_register(sqlite3 *db, chash_conn *conn);
+
+/* ------------------------------------------------------------------ tvf.c */
+
+/* The table-valued functions ch_points, ch_arcs, ch_diff, ch_replicas,
+** ch_history. */
+int tvf_register(sqlite3 *db, chash_conn *conn);
 
 /* ----------------------------------------------------------------- vtab.c */
 

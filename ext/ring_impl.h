@@ -1,7 +1,7 @@
 /*
-** ring_impl.h: what the files of the ring core share and nobody else uses.
+** ring_impl.h: what ring.c shares with the files that make its lookups and
+** builds fast (algos.h has what it shares with the other algorithms).
 **
-**   ring.c         the model: nodes, limits, shares, lookups
 **   ring_points.c  a ring's point arrays: hashing labels, sorting, and the
 **                  incremental merge that reuses a previous ring's points
 **   ring_index.c   the lookup index over the sorted positions (its lookup
@@ -10,11 +10,7 @@
 #ifndef CHASH_RING_IMPL_H
 #define CHASH_RING_IMPL_H
 
-#include "ring.h"
-
-/* The allocator installed with ring_set_allocator. */
-void *ring_alloc(size_t n);
-void ring_dealloc(void *p);
+#include "algos.h"
 
 /*
 ** Fill r->positions and r->owners for r's nodes (set up, sorted by name,
@@ -34,7 +30,17 @@ int ring_index_build(ring *r);
 static inline uint32_t ring_index_find(const ring *r, uint64_t pos){
   const uint64_t *p = r->positions;
   uint32_t n = r->n_points;
-  uint32_t i = r->index[pos >> r->index_shift];
+  if( r->index==NULL ){
+    /* A ring made by hand (unit tests): a plain lower-bound search. */
+    uint32_t lo = 0, hi = n;
+    while( lo<hi ){
+      uint32_t mid = lo + (hi-lo)/2;
+      if( p[mid]<pos ) lo = mid+1; else hi = mid;
+    }
+    return lo==n ? 0 : lo;
+  }
+  uint64_t b = pos >> r->index_shift;
+  uint32_t i = r->index[b<r->index_last ? b : r->index_last];
   /* The owner is next to owners[i]: fetch its line while the positions
   ** are compared, so a large ring costs two memory round trips, not three. */
   __builtin_prefetch(&r->owners[i]);

@@ -185,9 +185,25 @@ int spec_current_ring(chash_conn *conn, const char *zSchema,
   return table_ring(conn, zSchema, zName, 1, 0, 0, zName, ppRing, pzErr);
 }
 
+/* Record which table a spec named, for callers that ask (pWhere). */
+static int where_set(spec_table *pWhere, const char *zSchema,
+                     const char *zName){
+  if( pWhere==NULL ) return SQLITE_OK;
+  pWhere->zSchema = sqlite3_mprintf("%s", zSchema);
+  pWhere->zName = sqlite3_mprintf("%s", zName);
+  return pWhere->zSchema && pWhere->zName ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+void spec_table_free(spec_table *pWhere){
+  sqlite3_free(pWhere->zSchema);
+  sqlite3_free(pWhere->zName);
+  pWhere->zSchema = pWhere->zName = NULL;
+}
+
 /* The default ring: the only chash table of the connection. */
 static int default_ring(chash_conn *conn, int bCurrent, int64_t iVersion,
-                        const char *zSpec, ring **ppRing, char **pzErr){
+                        const char *zSpec, ring **ppRing, spec_table *pWhere,
+                        char **pzErr){
   char *zList = NULL, *zSchema = NULL, *zName = NULL;
   int nRing = 0;
   int rc = store_list_rings(conn->db, &zList, &nRing, &zSchema, &zName);
@@ -202,6 +218,7 @@ static int default_ring(chash_conn *conn, int bCurrent, int64_t iVersion,
   }else{
     rc = table_ring(conn, zSchema, zName, bCurrent, iVersion<0, iVersion,
                     zSpec, ppRing, pzErr);
+    if( rc==SQLITE_OK ) rc = where_set(pWhere, zSchema, zName);
   }
   sqlite3_free(zList);
   sqlite3_free(zSchema);
@@ -222,7 +239,7 @@ static int parse_version(const char *z, int64_t *pV){
 
 /* A spec naming a table: [schema.]name[@version]. */
 static int named_ring(chash_conn *conn, const char *zSpec, ring **ppRing,
-                      char **pzErr){
+                      spec_table *pWhere, char **pzErr){
   sqlite3 *db = conn->db;
   char *zCopy = sqlite3_mprintf("%s", zSpec);
   if( zCopy==NULL ) return SQLITE_NOMEM;
@@ -282,6 +299,7 @@ static int named_ring(chash_conn *conn, const char *zSpec, ring **ppRing,
   }else{
     rc = table_ring(conn, azSchema[iSchema], zTable, bCurrent, bRelative,
                     iVersion, zSpec, ppRing, pzErr);
+    if( rc==SQLITE_OK ) rc = where_set(pWhere, azSchema[iSchema], zTable);
   }
   sqlite3_free(zTable);
   store_free_schemas(azSchema, nSchema);
@@ -416,6 +434,17 @@ static int json_options(sqlite3 *db, const char *z, int n, ring_config *cfg,
   return rc;
 }
 
+/* Does JSON text z hold the escape \u0000? SQLite's JSON functions end a
+** string there, which would cut a node name short without a word. */
+static int json_has_nul_escape(const char *z, int n){
+  for(int i=0; i+1<n; i++){
+    if( z[i]!='\\' ) continue;
+    if( z[i+1]=='u' && i+5<n && memcmp(&z[i+2], "0000", 4)==0 ) return 1;
+    i++;                                  /* skip the escaped character */
+  }
+  return 0;
+}
+
 /* An inline ring: '["a","b"]' or '{"nodes": ..., option: value, ...}'. */
 static int json_ring(chash_conn *conn, const char *z, int n, ring **ppRing,
                      char **pzErr){
@@ -427,8 +456,16 @@ static int json_ring(chash_conn *conn, const char *z, int n, ring **ppRing,
     sqlite3_free(zKey);
     return SQLITE_OK;
   }
+  if( json_has_nul_escape(z, n) ){
+    sqlite3_free(zKey);
+    *pzErr = sqlite3_mprintf("JSON ring spec: node names cannot contain NUL "
+                             "(\\u0000)");
+    return SQLITE_ERROR;
+  }
   int rc;
-  sqlite3_stmt *pStmt = json_query(db, "SELECT json_valid(?1), json_type(?1)",
+  /* json_type() raises an error on malformed JSON: only ask when valid. */
+  sqlite3_stmt *pStmt = json_query(db, "SELECT json_valid(?1), CASE WHEN "
+                                   "json_valid(?1) THEN json_type(?1) END",
                                    z, n, &rc);
   if( pStmt==NULL ){
     sqlite3_free(zKey);
@@ -516,14 +553,18 @@ static int entry_matches(const stmt_entry *e, int eType, const char *z, int n,
   return 1;
 }
 
-/* Resolve a spec of the given type to a new ring reference. */
+/* Resolve a spec of the given type to a new ring reference. A spec that
+** names a table also fills *pWhere, if given (not for inline JSON). */
 static int resolve(chash_conn *conn, int eType, const char *z, int n,
-                   int64_t i, ring **ppRing, char **pzErr){
-  if( eType==SQLITE_NULL ) return default_ring(conn, 1, 0, "", ppRing, pzErr);
+                   int64_t i, ring **ppRing, spec_table *pWhere,
+                   char **pzErr){
+  if( eType==SQLITE_NULL ){
+    return default_ring(conn, 1, 0, "", ppRing, pWhere, pzErr);
+  }
   if( eType==SQLITE_INTEGER ){
     char zSpec[32];
     snprintf(zSpec, sizeof(zSpec), "%lld", (long long)i);
-    return default_ring(conn, 0, i, zSpec, ppRing, pzErr);
+    return default_ring(conn, 0, i, zSpec, ppRing, pWhere, pzErr);
   }
   const char *zStart = z;
   while( zStart<z+n && isspace((unsigned char)*zStart) ) zStart++;
@@ -534,7 +575,7 @@ static int resolve(chash_conn *conn, int eType, const char *z, int n,
     *pzErr = sqlite3_mprintf("no such ring: '%.*s'", n, z);
     return SQLITE_ERROR;
   }
-  return named_ring(conn, z, ppRing, pzErr);
+  return named_ring(conn, z, ppRing, pWhere, pzErr);
 }
 
 /* spec_ring_arg, also telling which statement cache entry holds the ring. */
@@ -593,7 +634,7 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
   chash_conn *conn = sqlite3_user_data(ctx);
   ring *r = NULL;
   char *zErr = NULL;
-  int rc = resolve(conn, eType, z, n, i, &r, &zErr);
+  int rc = resolve(conn, eType, z, n, i, &r, NULL, &zErr);
   if( rc!=SQLITE_OK ){
     if( rc==SQLITE_NOMEM ){
       sqlite3_result_error_nomem(ctx);
@@ -675,4 +716,44 @@ ring *spec_ring_at(sqlite3_context *ctx, sqlite3_value **argv, int iArg,
     sqlite3_set_auxdata(ctx, iArg, r, release_ring);
   }
   return r;
+}
+
+int spec_ring_value(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
+                    ring **ppRing, spec_table *pWhere, char **pzErr){
+  int eType = pSpec ? sqlite3_value_type(pSpec) : SQLITE_NULL;
+  const char *z = NULL;
+  int n = 0;
+  int64_t i = 0;
+  char *zErr = NULL;
+  *ppRing = NULL;
+  if( pWhere ) memset(pWhere, 0, sizeof(*pWhere));
+  /* The same spec types as spec_ring_arg accepts. */
+  if( pSpec && eType==SQLITE_NULL ){
+    *pzErr = sqlite3_mprintf("%s: the ring spec is NULL", zFunc);
+    return SQLITE_ERROR;
+  }
+  if( eType==SQLITE_TEXT ){
+    z = (const char *)sqlite3_value_text(pSpec);
+    n = sqlite3_value_bytes(pSpec);
+    if( z==NULL ) return SQLITE_NOMEM;
+  }else if( eType==SQLITE_INTEGER ){
+    i = sqlite3_value_int64(pSpec);
+  }else if( eType!=SQLITE_NULL ){
+    *pzErr = sqlite3_mprintf("%s: a ring spec is a name, a JSON ring or an "
+                             "integer version, not a %s", zFunc,
+                             eType==SQLITE_BLOB ? "blob" : "real");
+    return SQLITE_ERROR;
+  }
+  int rc = resolve(conn, eType, z, n, i, ppRing, pWhere, &zErr);
+  if( rc!=SQLITE_OK ){
+    if( rc!=SQLITE_NOMEM ){
+      *pzErr = sqlite3_mprintf("%s: %s", zFunc,
+                               zErr ? zErr : sqlite3_errstr(rc));
+    }
+    sqlite3_free(zErr);
+    ring_release(*ppRing);
+    *ppRing = NULL;
+    if( pWhere ) spec_table_free(pWhere);
+  }
+  return rc;
 }
