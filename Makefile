@@ -68,9 +68,13 @@ tests/algos_test: tests/algos_test.c $(CORE) $(HDR) | deps
 tests/ring_points_test: tests/ring_points_test.c $(CORE) $(HDR) | deps
 	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/ring_points_test.c $(CORE) $(LIBS)
 
-# The benchmark links the ring core directly and loads chash.so for the rest.
+# The benchmark links the ring core directly and loads chash.so for the
+# rest; with libmemcached-dev installed it also races libmemcached's ketama.
+BENCH_LM = $(shell pkg-config --exists libmemcached 2>/dev/null && echo \
+             -DBENCH_LIBMEMCACHED $$(pkg-config --libs libmemcached))
 tests/bench/bench: tests/bench/bench.c $(CORE) $(HDR) | deps
-	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/bench/bench.c $(CORE) -lsqlite3 $(LIBS)
+	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/bench/bench.c $(CORE) \
+	  -lsqlite3 $(BENCH_LM) $(LIBS)
 
 bench: chash.so tests/bench/bench
 	tests/bench/bench --ext ./chash.so

@@ -13,7 +13,10 @@
 ** (docs/performance.md).
 **
 ** The ring core sections (lookups/s, builds, bytes per point) link the
-** core's sources directly (no SQLite), with a counting allocator.
+** core's sources directly (no SQLite), with a counting allocator. Built
+** with -DBENCH_LIBMEMCACHED (the Makefile does when libmemcached-dev is
+** installed), it also races libmemcached's memcached_generate_hash on the
+** same ketama ring.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,9 @@
 #include <time.h>
 
 #include <sqlite3.h>
+#ifdef BENCH_LIBMEMCACHED
+#include <libmemcached-1.0/memcached.h>
+#endif
 
 #include "ring.h"
 
@@ -434,8 +440,6 @@ static void bench_core(void){
   }
   printf("\nbytes/point: everything the ring holds (positions, owners, index,"
          " nodes, names) / points.\n");
-  printf("libmemcached comparison: skipped (no ketama algorithm in this tree,"
-         " and libmemcached is not installed).\n");
 
   printf("\n## 5b. Ring core: full build vs incremental build"
          " (ring_build_from the previous ring), ms (median of %d)\n\n", nReps);
@@ -474,6 +478,97 @@ static void bench_core(void){
   free(aKey);
 }
 
+/* ------------------------- 4b: ketama, chash's core vs libmemcached */
+
+#ifdef BENCH_LIBMEMCACHED
+static void bench_ketama(void){
+  /* Not 1,000: Debian's libmemcached 1.1 asserts (and aborts) past 100
+  ** servers (MEMCACHED_CONTINUUM_SIZE is 100 x 100 points). */
+  enum { NSERVER = 100, NK = 1 << 20 };
+  printf("\n## 4b. Ketama ring of %d servers (weight 1, MD5, 160 points"
+         " each): key -> server, chash's core vs libmemcached's"
+         " memcached_generate_hash, millions of keys/s (median of %d)\n\n",
+         NSERVER, nReps);
+  memcached_st *memc = memcached_create(NULL);
+  memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
+  ring_input *aIn = malloc(sizeof(ring_input) * NSERVER);
+  for(int i=0; i<NSERVER; i++){
+    char *z = malloc(32);
+    snprintf(z, 32, "10.0.%d.%d", i/250, i%250 + 1);
+    memcached_server_add_with_weight(memc, z, 11211, 1);
+    aIn[i].name = z;                   /* port 11211: named by host alone */
+    aIn[i].name_len = (uint32_t)strlen(z);
+    aIn[i].weight = 1.0;
+  }
+  ring_config cfg;
+  ring_config_default(&cfg);
+  cfg.algorithm = RING_ALGO_KETAMA;
+  cfg.hash = HASH_MD5;
+  char zErr[200];
+  ring *r = NULL;
+  if( ring_build(&cfg, aIn, NSERVER, &r, zErr, sizeof(zErr))!=RING_OK ){
+    fprintf(stderr, "bench: ketama ring_build: %s\n", zErr);
+    exit(1);
+  }
+  /* The servers in add order, as names of r's nodes: libmemcached answers
+  ** with an add-order index, chash with a name-order one. */
+  uint32_t *aByAdd = malloc(sizeof(uint32_t) * NSERVER);
+  for(int i=0; i<NSERVER; i++){
+    aByAdd[i] = (uint32_t)ring_find_node(r, aIn[i].name, aIn[i].name_len);
+  }
+  char (*aKey)[16] = malloc(sizeof(*aKey) * NK);
+  uint8_t *aLen = malloc(NK);
+  for(int i=0; i<NK; i++) aLen[i] = (uint8_t)snprintf(aKey[i], 16, "user-%d", i);
+  int nDiff = 0;
+  for(int i=0; i<NK; i++){
+    uint32_t a = aByAdd[memcached_generate_hash(memc, aKey[i], aLen[i])];
+    uint32_t b = ring_lookup(r, hash_bytes(cfg.hash, cfg.seed, aKey[i], aLen[i]));
+    nDiff += a!=b;
+  }
+  double a[2][64] = {{0}};
+  for(int rep=0; rep<nReps; rep++){
+    for(int slice=0; slice<NSLICE; slice++){
+      int lo = NK/NSLICE*slice, hi = NK/NSLICE*(slice+1);
+      for(int k=0; k<2; k++){
+        int which = (k + slice + rep) % 2;
+        uint32_t sum = 0;
+        double t0 = now_ns();
+        if( which==0 ){
+          for(int i=lo; i<hi; i++){
+            sum += ring_lookup(r, hash_bytes(cfg.hash, cfg.seed, aKey[i], aLen[i]));
+          }
+        }else{
+          for(int i=lo; i<hi; i++){
+            sum += memcached_generate_hash(memc, aKey[i], aLen[i]);
+          }
+        }
+        a[which][rep] += now_ns() - t0;
+        sink += sum;
+      }
+    }
+    for(int k=0; k<2; k++) a[k][rep] = NK / (a[k][rep] / 1e3);
+  }
+  double mC = median(a[0], nReps), mL = median(a[1], nReps);
+  printf("| chash M/s | libmemcached M/s | chash/libmemcached | target >= 2 |\n"
+         "|---:|---:|---:|---|\n| %.2f | %.2f | %.2f | %s |\n",
+         mC, mL, mC/mL, verdict(mC/mL>=2));
+  printf("\n(both hash the key with MD5 and find its point; they agree on"
+         " %d of %d keys)\n", NK-nDiff, NK);
+  free(aKey);
+  free(aLen);
+  free(aByAdd);
+  ring_release(r);
+  for(int i=0; i<NSERVER; i++) free((char *)aIn[i].name);
+  free(aIn);
+  memcached_free(memc);
+}
+#else
+static void bench_ketama(void){
+  printf("\n## 4b. Ketama vs libmemcached: skipped (built without"
+         " libmemcached-dev)\n");
+}
+#endif
+
 int main(int argc, char **argv){
   const char *zExt = "./chash.so";
   for(int i=1; i<argc; i++){
@@ -508,5 +603,6 @@ int main(int argc, char **argv){
   sqlite3_close(db);
   bench_memory_sql(zExt);
   bench_core();
+  bench_ketama();
   return 0;
 }
