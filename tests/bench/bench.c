@@ -154,12 +154,12 @@ static void time_queries(sqlite3 *db, const char *const *azSql, int n,
 
 static const char *verdict(int ok){ return ok ? "PASS" : "FAIL"; }
 
-/* -------------------------------------------- 1-3, 7: SQL per-row cost */
+/* --------------------------------------------- 1-3: SQL per-row cost */
 
 static void bench_per_row(sqlite3 *db){
   static const int aNode[] = { 10, 100, 1000 };
-  printf("\n## 1. Per-row cost of a 1M-row scan, ns/row (median of %d)\n\n",
-         nReps);
+  printf("\n## 1. Per-row cost of a %d-row scan, ns/row (median of %d)\n\n",
+         nRows, nReps);
   printf("| nodes | points | no-op | ch_hash | ch_locate | locate/hash |"
          " locate/no-op |\n|---:|---:|---:|---:|---:|---:|---:|\n");
   for(int i=0; i<3; i++){
@@ -235,7 +235,11 @@ static void bench_per_row(sqlite3 *db){
            "|---:|---:|---:|---|\n| %.1f | %.1f | %.2f | %s |\n",
            ns[0], ns[1], ns[0]/ns[1], verdict(ns[0]/ns[1]<=1.3));
   }
+}
 
+/* ---------------------------------- 7: inline JSON spec vs named ring */
+
+static void bench_inline_json(sqlite3 *db){
   printf("\n## 7. Inline JSON spec vs named ring (the same 100 nodes),"
          " ns/row\n\n");
   {
@@ -330,7 +334,7 @@ static void bench_memory_sql(const char *zExt){
   sqlite3_close(db);
 }
 
-/* --------------------------------------------- 4: the ring core alone */
+/* ------------------------------- 4, 5b: the ring core alone (no SQLite) */
 
 /* A counting allocator: a size header before each block. */
 static size_t nLive = 0;
@@ -441,6 +445,13 @@ static void bench_core(void){
   printf("\nbytes/point: everything the ring holds (positions, owners, index,"
          " nodes, names) / points.\n");
 
+  ring_set_allocator(malloc, free);
+  free(aKey);
+}
+
+static void bench_core_builds(void){
+  ring_config cfg;
+  ring_config_default(&cfg);
   printf("\n## 5b. Ring core: full build vs incremental build"
          " (ring_build_from the previous ring), ms (median of %d)\n\n", nReps);
   printf("| change | full build | incremental | incremental/full |\n"
@@ -474,8 +485,6 @@ static void bench_core(void){
     ring_release(base);
     free_inputs(aIn, 1001);
   }
-  ring_set_allocator(malloc, free);
-  free(aKey);
 }
 
 /* ------------------------- 4b: ketama, chash's core vs libmemcached */
@@ -599,10 +608,12 @@ int main(int argc, char **argv){
   make_ring(db, "r1000", 1000);
 
   bench_per_row(db);
-  bench_build_sql(db);
-  sqlite3_close(db);
-  bench_memory_sql(zExt);
   bench_core();
   bench_ketama();
+  bench_build_sql(db);
+  bench_core_builds();
+  bench_memory_sql(zExt);
+  bench_inline_json(db);
+  sqlite3_close(db);
   return 0;
 }
