@@ -6,7 +6,8 @@
 **     position, node name, replica) point for point;
 **   - an incremental build (ring_build_from the previous ring) equals a full
 **     build after every step of random add / remove / reweight sequences,
-**     including bases of another config or of unrelated nodes;
+**     including bases of another config or of unrelated nodes, and under
+**     hashes whose small space makes equal positions common;
 **   - ring_lookup (the bucket index) equals a plain binary search, at random
 **     positions and at, just before and just after every point; on
 **     hand-made rings, ties take the first point.
@@ -243,6 +244,15 @@ int main(void){
   cfg.hash = HASH_XXH64;
   cfg.seed = 12345;
   random_walk(cfg, 300);
+  /* crc32's 15-bit space: thousands of points in 32,768 positions, so
+  ** equal positions are common and their order (node name, then replica)
+  ** is checked through the radix sort and the merge. */
+  ring_config_default(&cfg);
+  cfg.hash = HASH_CRC32;
+  random_walk(cfg, 200);
+  cfg.hash = HASH_MD5;             /* a 32-bit space */
+  cfg.vnodes = 40;
+  random_walk(cfg, 100);
   check_other_bases();
   check_index_edges();
   if( nFail ){
