@@ -161,6 +161,22 @@ void ring_release(ring *r){
   ring_free(r);
 }
 
+uint32_t ring_node_positions(const ring *r, uint32_t n, uint64_t *aPos){
+  const ring_node *node = &r->nodes[n];
+  if( r->config.algorithm==RING_ALGO_KETAMA ){
+    for(uint32_t i=0; i<node->points/4; i++) ketama_digest(node, i, aPos + 4*i);
+    return 0;
+  }
+  char label[RING_MAX_NAME + 32];
+  memcpy(label, node->name, node->name_len);
+  for(uint32_t i=1; i<=node->points; i++){
+    int len = node->name_len;
+    len += snprintf(label+len, sizeof(label)-len, "#%u", i);
+    aPos[i-1] = hash_bytes(r->config.hash, r->config.seed, label, len);
+  }
+  return 1;
+}
+
 /*
 ** Hash every point of every node, sort them, and fill r->positions and
 ** r->owners. Ties are broken by node index (= name order), then replica.
@@ -174,18 +190,14 @@ static int build_points(ring *r){
     ring_free(aPoint);
     return RING_NOMEM;
   }
-  char label[RING_MAX_NAME + 32];
+  /* r->positions holds each node's positions until they are sorted */
   uint32_t k = 0;
   for(uint32_t n=0; n<r->n_nodes; n++){
-    const ring_node *node = &r->nodes[n];
-    memcpy(label, node->name, node->name_len);
-    for(uint32_t i=1; i<=node->points; i++){
-      int len = node->name_len;
-      len += snprintf(label+len, sizeof(label)-len, "#%u", i);
-      aPoint[k].pos = hash_bytes(r->config.hash, r->config.seed, label, len);
+    uint32_t first = ring_node_positions(r, n, r->positions + k);
+    for(uint32_t j=0; j<r->nodes[n].points; j++, k++){
+      aPoint[k].pos = r->positions[k];
       aPoint[k].node = n;
-      aPoint[k].replica = i;
-      k++;
+      aPoint[k].replica = first + j;
     }
   }
   qsort(aPoint, r->n_points, sizeof(build_point), point_compare);
@@ -387,13 +399,23 @@ int ring_build(const ring_config *cfg, const ring_input *aInput, uint32_t n,
   return RING_OK;
 }
 
-uint32_t ring_lookup(const ring *r, uint64_t pos){
+uint32_t ring_units(const ring *r){
+  if( r->n_nodes==0 ) return 0;
   switch( r->config.algorithm ){
-    case RING_ALGO_MODN:       return (uint32_t)(pos % r->n_nodes);
-    case RING_ALGO_JUMP:       return r->buckets[jump_bucket(pos, r->n_nodes)];
-    case RING_ALGO_RENDEZVOUS: return rendezvous_lookup(r, pos);
-    case RING_ALGO_MAGLEV:     return r->table[pos % r->config.table];
-    default:                   break;      /* ring, ketama: the points */
+    case RING_ALGO_MODN:
+    case RING_ALGO_JUMP:       return r->n_nodes;
+    case RING_ALGO_RENDEZVOUS: return 0;
+    case RING_ALGO_MAGLEV:     return r->config.table;
+    default:                   return r->n_points;    /* ring, ketama */
+  }
+}
+
+uint32_t ring_unit_of(const ring *r, uint64_t pos){
+  switch( r->config.algorithm ){
+    case RING_ALGO_MODN:   return (uint32_t)(pos % r->n_nodes);
+    case RING_ALGO_JUMP:   return jump_bucket(pos, r->n_nodes);
+    case RING_ALGO_MAGLEV: return (uint32_t)(pos % r->config.table);
+    default:               break;      /* ring, ketama: the points */
   }
   /* Lower bound: the first point with position >= pos, else wrap to 0. */
   uint32_t lo = 0, hi = r->n_points;
@@ -401,7 +423,23 @@ uint32_t ring_lookup(const ring *r, uint64_t pos){
     uint32_t mid = lo + (hi-lo)/2;
     if( r->positions[mid]<pos ) lo = mid+1; else hi = mid;
   }
-  return r->owners[lo==r->n_points ? 0 : lo];
+  return lo==r->n_points ? 0 : lo;
+}
+
+uint32_t ring_unit_owner(const ring *r, uint32_t k){
+  switch( r->config.algorithm ){
+    case RING_ALGO_MODN:   return k;
+    case RING_ALGO_JUMP:   return r->buckets[k];
+    case RING_ALGO_MAGLEV: return r->table[k];
+    default:               return r->owners[k];
+  }
+}
+
+uint32_t ring_lookup(const ring *r, uint64_t pos){
+  if( r->config.algorithm==RING_ALGO_RENDEZVOUS ){
+    return rendezvous_lookup(r, pos);
+  }
+  return ring_unit_owner(r, ring_unit_of(r, pos));
 }
 
 int64_t ring_find_node(const ring *r, const char *z, size_t n){
