@@ -16,6 +16,8 @@ void ring_dealloc(void *p);
 
 /* ketama.c: positions, owners, n_points and each node's points. */
 int ketama_build(ring *r);
+/* ketama.c: the 4 points of node's digest i, MD5("N-i") words 0..3. */
+void ketama_digest(const ring_node *node, uint32_t i, uint64_t aPos[4]);
 
 /* jump.c: the bucket in [0, n) of 64-bit key k (n >= 1). */
 uint32_t jump_bucket(uint64_t k, uint32_t n);

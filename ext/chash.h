@@ -60,7 +60,8 @@ int store_current_version(sqlite3 *db, const char *zSchema,
                           const char *zName, int64_t *pVersion);
 
 /* A statement over the change log of zSchema.zName up to version
-** iMaxEpoch, in the order of the changes: columns epoch, op, node, weight.
+** iMaxEpoch, in the order of the changes: columns epoch, op, node, weight,
+** old.
 ** The caller finalizes it. */
 int store_history(sqlite3 *db, const char *zSchema, const char *zName,
                   int64_t iMaxEpoch, sqlite3_stmt **ppStmt);

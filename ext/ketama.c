@@ -35,6 +35,20 @@ static uint32_t ketama_points(double w, double W, uint32_t n, int vnodes){
   return 4 * (uint32_t)floorf(t);
 }
 
+void ketama_digest(const ring_node *node, uint32_t i, uint64_t aPos[4]){
+  char label[RING_MAX_NAME + 16];
+  memcpy(label, node->name, node->name_len);
+  int len = (int)node->name_len;
+  len += snprintf(label+len, sizeof(label)-len, "-%u", i);
+  unsigned char d[16];
+  hash_md5(label, (size_t)len, d);
+  for(uint32_t w=0; w<4; w++){
+    const unsigned char *b = d + 4*w;
+    aPos[w] = (uint32_t)b[0] | (uint32_t)b[1]<<8 | (uint32_t)b[2]<<16
+            | (uint32_t)b[3]<<24;
+  }
+}
+
 typedef struct ketama_point {
   uint64_t pos;
   uint32_t node;           /* index in r->nodes (name order) */
@@ -86,20 +100,13 @@ int ketama_build(ring *r){
   qsort(aOrder, n, sizeof(*aOrder), rank_compare);
   for(uint32_t k=0; k<n; k++) aRank[aOrder[k] - r->nodes] = k;
 
-  char label[RING_MAX_NAME + 16];
   uint32_t m = 0;
   for(uint32_t k=0; k<n; k++){
-    const ring_node *node = &r->nodes[k];
-    memcpy(label, node->name, node->name_len);
-    for(uint32_t i=0; i<node->points/4; i++){
-      unsigned char d[16];
-      int len = (int)node->name_len;
-      len += snprintf(label+len, sizeof(label)-len, "-%u", i);
-      hash_md5(label, (size_t)len, d);
+    for(uint32_t i=0; i<r->nodes[k].points/4; i++){
+      uint64_t aPos[4];
+      ketama_digest(&r->nodes[k], i, aPos);
       for(uint32_t w=0; w<4; w++){
-        const unsigned char *b = d + 4*w;
-        aPoint[m].pos = (uint32_t)b[0] | (uint32_t)b[1]<<8
-                      | (uint32_t)b[2]<<16 | (uint32_t)b[3]<<24;
+        aPoint[m].pos = aPos[w];
         aPoint[m].node = k;
         aPoint[m].rank = aRank[k];
         aPoint[m].gen = 4*i + w;

@@ -24,6 +24,13 @@ typedef struct maglev_entry {
   double target;
 } maglev_entry;
 
+/* Node's preference list: slot (offset + skip*j) mod m at step j. */
+static void maglev_permutation(const ring_node *node, uint64_t m,
+                               uint64_t *pOffset, uint64_t *pSkip){
+  *pOffset = hash_bytes(HASH_XXH64, 0, node->name, node->name_len) % m;
+  *pSkip = hash_bytes(HASH_XXH64, 1, node->name, node->name_len) % (m-1) + 1;
+}
+
 int maglev_build(ring *r){
   uint32_t n = r->n_nodes;
   uint64_t m = r->config.table;
@@ -39,8 +46,7 @@ int maglev_build(ring *r){
   for(uint32_t k=0; k<n; k++){
     const ring_node *node = &r->nodes[k];
     maglev_entry *e = &aEntry[k];
-    e->offset = hash_bytes(HASH_XXH64, 0, node->name, node->name_len) % m;
-    e->skip = hash_bytes(HASH_XXH64, 1, node->name, node->name_len) % (m-1) + 1;
+    maglev_permutation(node, m, &e->offset, &e->skip);
     e->next = 0;
     e->weight = node->weight / total;
     e->target = 0.0;
@@ -66,4 +72,22 @@ int maglev_build(ring *r){
   }
   ring_dealloc(aEntry);
   return RING_OK;
+}
+
+/* x*y mod m without overflow. */
+static uint64_t mulmod(uint64_t x, uint64_t y, uint64_t m){
+  return (uint64_t)((unsigned __int128)x * y % m);
+}
+
+/* j = (s - offset) / skip mod m; m is prime, so skip has the inverse
+** skip^(m-2) (Fermat). */
+uint64_t ring_slot_preference(const ring *r, uint32_t s){
+  uint64_t m = r->config.table, offset, skip;
+  maglev_permutation(&r->nodes[r->table[s]], m, &offset, &skip);
+  uint64_t inv = 1, base = skip;
+  for(uint64_t e=m-2; e; e>>=1){
+    if( e & 1 ) inv = mulmod(inv, base, m);
+    base = mulmod(base, base, m);
+  }
+  return mulmod((s + m - offset) % m, inv, m);
 }

@@ -44,13 +44,17 @@ int rendezvous_build(ring *r){
   return RING_OK;
 }
 
+double ring_score(const ring *r, uint32_t n, uint64_t pos){
+  uint64_t c = hash128to64(r->node_hashes[n], pos);
+  double u = ((double)(c >> 12) + 0.5) / 4503599627370496.0;   /* 2^52 */
+  return -r->nodes[n].weight / log(u);
+}
+
 uint32_t rendezvous_lookup(const ring *r, uint64_t pos){
   uint32_t best = 0;
   double bestScore = -1.0;
   for(uint32_t k=0; k<r->n_nodes; k++){
-    uint64_t c = hash128to64(r->node_hashes[k], pos);
-    double u = ((double)(c >> 12) + 0.5) / 4503599627370496.0;   /* 2^52 */
-    double score = -r->nodes[k].weight / log(u);
+    double score = ring_score(r, k, pos);
     if( score>bestScore ){
       bestScore = score;
       best = k;

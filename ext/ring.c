@@ -149,6 +149,22 @@ void ring_release(ring *r){
   ring_free(r);
 }
 
+uint32_t ring_node_positions(const ring *r, uint32_t n, uint64_t *aPos){
+  const ring_node *node = &r->nodes[n];
+  if( r->config.algorithm==RING_ALGO_KETAMA ){
+    for(uint32_t i=0; i<node->points/4; i++) ketama_digest(node, i, aPos + 4*i);
+    return 0;
+  }
+  char label[RING_MAX_NAME + 32];
+  memcpy(label, node->name, node->name_len);
+  for(uint32_t i=1; i<=node->points; i++){
+    int len = node->name_len;
+    len += snprintf(label+len, sizeof(label)-len, "#%u", i);
+    aPos[i-1] = hash_bytes(r->config.hash, r->config.seed, label, len);
+  }
+  return 1;
+}
+
 /*
 ** A count of positions, up to 2^64, in two 64-bit halves: an array of
 ** unsigned __int128 needs 16-byte alignment, and SQLite's allocator (which
@@ -346,15 +362,43 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
   return RING_OK;
 }
 
+uint32_t ring_units(const ring *r){
+  if( r->n_nodes==0 ) return 0;
+  switch( r->config.algorithm ){
+    case RING_ALGO_MODN:
+    case RING_ALGO_JUMP:       return r->n_nodes;
+    case RING_ALGO_RENDEZVOUS: return 0;
+    case RING_ALGO_MAGLEV:     return r->config.table;
+    default:                   return r->n_points;    /* ring, ketama */
+  }
+}
+
+uint32_t ring_unit_of(const ring *r, uint64_t pos){
+  switch( r->config.algorithm ){
+    case RING_ALGO_MODN:   return (uint32_t)(pos % r->n_nodes);
+    case RING_ALGO_JUMP:   return jump_bucket(pos, r->n_nodes);
+    case RING_ALGO_MAGLEV: return (uint32_t)(pos % r->config.table);
+    default:               break;      /* ring, ketama: the points */
+  }
+  return ring_index_find(r, pos);
+}
+
+uint32_t ring_unit_owner(const ring *r, uint32_t k){
+  switch( r->config.algorithm ){
+    case RING_ALGO_MODN:   return k;
+    case RING_ALGO_JUMP:   return r->buckets[k];
+    case RING_ALGO_MAGLEV: return r->table[k];
+    default:               return r->owners[k];
+  }
+}
+
 uint32_t ring_lookup(const ring *r, uint64_t pos){
   switch( r->config.algorithm ){
-    case RING_ALGO_MODN:       return (uint32_t)(pos % r->n_nodes);
-    case RING_ALGO_JUMP:       return r->buckets[jump_bucket(pos, r->n_nodes)];
+    case RING_ALGO_RING:
+    case RING_ALGO_KETAMA:     return r->owners[ring_index_find(r, pos)];
     case RING_ALGO_RENDEZVOUS: return rendezvous_lookup(r, pos);
-    case RING_ALGO_MAGLEV:     return r->table[pos % r->config.table];
-    default:                   break;      /* ring, ketama: the points */
+    default:                   return ring_unit_owner(r, ring_unit_of(r, pos));
   }
-  return r->owners[ring_index_find(r, pos)];
 }
 
 int64_t ring_find_node(const ring *r, const char *z, size_t n){

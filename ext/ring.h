@@ -182,6 +182,36 @@ void ring_release(ring *r);
 */
 uint32_t ring_lookup(const ring *r, uint64_t pos);
 
+/*
+** Units: the pieces a placement is made of, in order. ring, ketama: the
+** points in position order; maglev: the table slots; jump: the buckets
+** (join order); modn: the nodes (name order); rendezvous: none. A key's
+** owner is the owner of the unit its position falls in (for every
+** algorithm but rendezvous); ch_replicas walks on from there.
+*/
+uint32_t ring_units(const ring *r);
+/* The unit position pos falls in (r has units). */
+uint32_t ring_unit_of(const ring *r, uint64_t pos);
+/* The index in r->nodes of the owner of unit k. */
+uint32_t ring_unit_owner(const ring *r, uint32_t k);
+
+/*
+** The positions of node n's points in the order they are made (a ring
+** with points; r->nodes[n].points entries in aPos). Returns the replica
+** number of aPos[0]; aPos[j] is that number + j.
+**   ring:   replica i (1, 2, ...) is at hash("N#i")
+**   ketama: replica 4i+w (0, 1, ...) is word w of MD5("N-i")
+*/
+uint32_t ring_node_positions(const ring *r, uint32_t n, uint64_t *aPos);
+
+/* maglev: the j at which slot s comes in its owner's preference list
+** (offset + skip*j) mod table. */
+uint64_t ring_slot_preference(const ring *r, uint32_t s);
+
+/* rendezvous: node n's score for the key at pos; the highest wins, ties
+** to the lowest index. */
+double ring_score(const ring *r, uint32_t n, uint64_t pos);
+
 /* The index in r->nodes of the node named z (n bytes), or -1. */
 int64_t ring_find_node(const ring *r, const char *z, size_t n);
 

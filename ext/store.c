@@ -246,7 +246,7 @@ int store_current_version(sqlite3 *db, const char *zSchema,
 int store_history(sqlite3 *db, const char *zSchema, const char *zName,
                   int64_t iMaxEpoch, sqlite3_stmt **ppStmt){
   int rc = prepare_fmt(db, ppStmt, 0,
-      "SELECT epoch, op, node, weight FROM \"%w\".\"%w_history\""
+      "SELECT epoch, op, node, weight, old FROM \"%w\".\"%w_history\""
       " WHERE epoch<=?1 ORDER BY seq", zSchema, zName);
   if( rc==SQLITE_OK ) sqlite3_bind_int64(*ppStmt, 1, iMaxEpoch);
   return rc;

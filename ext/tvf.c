@@ -15,19 +15,31 @@
 ** A ring argument that is left out means the default ring (the only one),
 ** as everywhere in chash.
 **
-** Positions. token, start and end are 64-bit positions shown as signed
-** integers, the same numbers ch_hash gives. Rows come in ring order
-** (unsigned positions: 0 .. 2^63-1 shown positive, then 2^63 .. 2^64-1
-** shown negative). Every arc row has start <= end as signed integers: the
-** one arc that runs from 2^63-1 to -2^63 is given as two rows, so
-** "ch_hash(k) BETWEEN start AND end" finds exactly one row per key.
+** Positions. token, start and end are positions of the ring's key hash,
+** in [0, 2^b) with b = hash_space_bits (64, 32 or 15), shown as signed
+** integers: the same numbers ch_hash gives. Rows come in ring order
+** (unsigned positions). Every arc row has start <= end as signed integers:
+** an arc across the place where signed values drop (2^63-1 -> -2^63 in a
+** 64-bit space, 2^b-1 -> 0 in a smaller one) is given as two rows, so
+** "ch_hash(k) BETWEEN start AND end" finds exactly one row per key. Shares
+** are exact fractions of the 2^b positions.
 **
-** Algorithms. The ring algorithm has points and arcs. modn has neither (a
-** key's owner is its position mod n, so ownership changes at every
-** position): ch_points and ch_arcs say so in an error, ch_diff computes the
-** exact moved fraction per residue class (rows without start and end),
-** ch_replicas takes the following nodes in name order. Any other algorithm
-** gets an error naming it until it is taught here.
+** Algorithms (docs/analysis.md has the table):
+**   ring, ketama   points and arcs; ch_diff merges the points of the two
+**                  rings (also one ring with one ketama ring); ch_replicas
+**                  walks the points clockwise.
+**   maglev         the table slots are its points (token = slot) and arcs
+**                  (slot s: the positions p with p mod table = s, so start
+**                  and end are NULL); ch_diff per residue class, as modn;
+**                  ch_replicas walks the slots after the key's slot.
+**   modn           no points or arcs (an error says why); ch_diff per
+**                  residue class of lcm(n, m); ch_replicas takes the nodes
+**                  after the owner in name order.
+**   jump           no points, arcs or exact diff (errors say why);
+**                  ch_replicas takes the buckets after the owner's.
+**   rendezvous     no points, arcs or exact diff; ch_replicas lists the
+**                  nodes by falling score.
+** ch_replicas walks "units" (ring.h) for all but rendezvous.
 **
 ** Flags: SQLITE_VTAB_INNOCUOUS. They only read ring specs and the rings'
 ** shadow tables on their own connection, with no side effects.
@@ -38,8 +50,6 @@
 #include <string.h>
 
 #include "chash.h"
-
-#define SPACE 18446744073709551616.0L            /* 2^64 positions */
 
 /* One virtual table object serves every use of a function. */
 typedef struct tvf_vtab {
@@ -54,12 +64,22 @@ typedef struct replica_entry {
   uint32_t replica;
 } replica_entry;
 
-/* A row of ch_diff, computed in xFilter. */
+/* One row's signed bounds of positions. */
+typedef struct pos_range {
+  int64_t start, end;
+} pos_range;
+
+/* A row of ch_diff between rings with points, computed in xFilter. */
 typedef struct diff_row {
-  int64_t start, end;      /* signed bounds; unused if bNoArc */
+  pos_range range;
   uint32_t src, dst;       /* node index in the old and the new ring */
-  double share;
 } diff_row;
+
+/* A node and its score for a key (ch_replicas, rendezvous). */
+typedef struct scored_node {
+  double score;
+  uint32_t node;
+} scored_node;
 
 /* One cursor type for all five functions; each uses its own fields. */
 typedef struct tvf_cursor {
@@ -69,23 +89,29 @@ typedef struct tvf_cursor {
   sqlite3_value *aArg[3];  /* the arguments, for the hidden columns */
   ring *ring;              /* the ring listed (one reference) */
   ring *ringNew;           /* ch_diff: the new ring (one reference) */
+  uint64_t top;            /* the largest position of the ring's hash */
   /* ch_points, ch_arcs: */
-  uint32_t k;              /* current point */
-  int64_t iNode;           /* only points of this node, or -1 for all */
-  int bSecond;             /* ch_arcs: at the second row of a split arc */
-  int64_t start, end;      /* ch_arcs: the current row */
+  uint32_t k;              /* current unit (point or slot) */
+  uint32_t nUnit;
+  int64_t iNode;           /* only units of this node, or -1 for all */
+  pos_range aRange[2];     /* ch_arcs: the current arc's rows */
+  int nRange, iRange;
   replica_entry **aReplica;/* ch_points: per node, its points sorted */
   /* ch_diff: */
-  diff_row *aDiff;
+  int64_t *aMap;           /* old node index -> new node index, or -1 */
+  diff_row *aDiff;         /* rings with points: every row */
   int64_t nDiff;
-  int bNoArc;              /* modn: rows have no start and end */
+  int bResidue;            /* modn, maglev: rows are residue classes */
+  uint64_t period, nClass; /* residues: lcm, and the classes walked */
+  uint64_t r;              /* residues: the current class */
+  uint32_t src, dst;       /* residues: the current row's owners */
   /* ch_replicas: */
   uint64_t *aSeen;         /* bit set: nodes already listed */
-  uint32_t k0;             /* the key's first point */
-  uint32_t nStep;          /* points walked past k0 */
+  scored_node *aScored;    /* rendezvous: nodes by falling score */
+  uint32_t k0;             /* the key's unit */
+  uint32_t nStep;          /* units walked past k0 */
   int64_t nWant;           /* n */
   uint32_t iOwner;         /* node of the current row */
-  uint64_t keyPos;         /* the key's position */
   /* ch_history: */
   sqlite3_stmt *pStmt;
 } tvf_cursor;
@@ -105,10 +131,16 @@ static void cursor_reset(tvf_cursor *c){
   ring_release(c->ring);
   ring_release(c->ringNew);
   c->ring = c->ringNew = NULL;
+  sqlite3_free(c->aMap);
+  c->aMap = NULL;
   sqlite3_free(c->aDiff);
   c->aDiff = NULL;
+  c->nDiff = 0;
+  c->bResidue = 0;
   sqlite3_free(c->aSeen);
   c->aSeen = NULL;
+  sqlite3_free(c->aScored);
+  c->aScored = NULL;
   sqlite3_finalize(c->pStmt);
   c->pStmt = NULL;
   c->iRow = 1;
@@ -123,6 +155,47 @@ static int tvf_error(tvf_cursor *c, int rc, const char *zFmt, ...){
   c->base.pVtab->zErrMsg = sqlite3_vmprintf(zFmt, ap);
   va_end(ap);
   return rc==SQLITE_OK ? SQLITE_ERROR : rc;
+}
+
+/* The largest position of r's key hash: positions are [0, 2^b). */
+static uint64_t space_top(const ring *r){
+  unsigned b = hash_space_bits(r->config.hash);
+  return b==64 ? UINT64_MAX : ((uint64_t)1<<b) - 1;
+}
+
+/* The share of n+1 positions in the space [0, top] (n+1 may be 2^64). */
+static double count_share(uint64_t top, uint64_t n){
+  return (double)(((long double)n + 1.0L) / ((long double)top + 1.0L));
+}
+
+/* The share of the positions of a row (start <= end). */
+static double range_share(uint64_t top, const pos_range *g){
+  return count_share(top, (uint64_t)g->end - (uint64_t)g->start);
+}
+
+/* The share of the residue class r mod L (r <= top): the positions
+** r, r+L, ... up to top. */
+static double class_share(uint64_t top, uint64_t r, uint64_t L){
+  return count_share(top, (top - r) / L);
+}
+
+/*
+** The rows of the cyclic range [s, e] of positions in [0, top]: one, or
+** two if it runs across the place where signed values drop (2^63-1 ->
+** -2^63 in a 64-bit space, top -> 0 in a smaller one). Returns the count.
+*/
+static int range_rows(uint64_t top, uint64_t s, uint64_t e, pos_range *a){
+  uint64_t brk = top==UINT64_MAX ? (uint64_t)INT64_MAX : top;
+  if( ((brk - s) & top) < ((e - s) & top) ){
+    a[0].start = (int64_t)s;
+    a[0].end = (int64_t)brk;
+    a[1].start = (int64_t)((brk + 1) & top);
+    a[1].end = (int64_t)e;
+    return 2;
+  }
+  a[0].start = (int64_t)s;
+  a[0].end = (int64_t)e;
+  return 1;
 }
 
 /* Keep copies of the nArg arguments (the first values of argv), then
@@ -143,13 +216,25 @@ static int cursor_start(tvf_cursor *c, const char *zFunc, int nArg,
     rc = tvf_error(c, rc, "%s", zErr ? zErr : "out of memory");
   }
   sqlite3_free(zErr);
+  if( rc==SQLITE_OK ) c->top = space_top(*ppRing);
   return rc;
 }
 
-/* The error for an algorithm this file does not know yet. */
-static int unsupported(tvf_cursor *c, const char *zFunc, const ring *r){
-  return tvf_error(c, SQLITE_ERROR, "%s: not available for algorithm %s",
-                   zFunc, ring_algorithm_name(r->config.algorithm));
+/* Why an algorithm's owners follow no ranges of positions, so that it has
+** no points and arcs (modn, jump, rendezvous) or no exact diff (jump,
+** rendezvous). */
+static const char *why_no_arcs(ring_algorithm a){
+  switch( a ){
+    case RING_ALGO_MODN:
+      return "a key's owner is its position mod n, so it changes at every "
+             "position";
+    case RING_ALGO_JUMP:
+      return "a key's bucket comes from pseudo-random jumps seeded by its "
+             "position, not from ranges of positions";
+    default:
+      return "a key's owner is the node that scores highest for it, not a "
+             "range of positions";
+  }
 }
 
 static int tvf_connect(sqlite3 *db, void *pAux, const char *zSchema,
@@ -265,13 +350,38 @@ static void node_result(sqlite3_context *ctx, const ring *r, uint32_t i){
                       SQLITE_TRANSIENT);
 }
 
-/* Share of the signed range [s, e] of positions (s <= e). */
-static double range_share(int64_t s, int64_t e){
-  unsigned __int128 n = (unsigned __int128)((uint64_t)e - (uint64_t)s) + 1;
-  return (double)((long double)n / SPACE);
+/* ------------------------------------------------- ch_points, ch_arcs */
+
+/*
+** Both list the units of a ring (ring.h): the points of ring and ketama,
+** the table slots of maglev. modn, jump and rendezvous have none.
+** Start a listing: the ring, its algorithm checked, and the node of a
+** "node = ?" constraint (idxNum 0x10, argv's last value). zWhat is
+** "points" or "arcs", for the error.
+*/
+static int units_start(tvf_cursor *c, const char *zFunc, const char *zWhat,
+                       int idxNum, int argc, sqlite3_value **argv){
+  int rc = cursor_start(c, zFunc, idxNum & 0x01, argv,
+                        idxNum & 0x01 ? 0 : -1, &c->ring, NULL);
+  if( rc!=SQLITE_OK ) return rc;
+  const ring *r = c->ring;
+  if( !ring_has_points(r) && r->config.algorithm!=RING_ALGO_MAGLEV ){
+    return tvf_error(c, SQLITE_ERROR, "%s: algorithm %s has no %s (%s); its "
+                     "nodes' shares are in the ring table's share column",
+                     zFunc, ring_algorithm_name(r->config.algorithm), zWhat,
+                     why_no_arcs(r->config.algorithm));
+  }
+  c->nUnit = ring_units(r);
+  c->iNode = idxNum & 0x10 ? node_arg(r, argv[argc-1]) : -1;
+  if( (idxNum & 0x10) && c->iNode<0 ) c->nUnit = 0;       /* no such node */
+  c->k = 0;
+  return SQLITE_OK;
 }
 
-/* ------------------------------------------------------------ ch_points */
+/* Is unit k one to list: owned by the wanted node? */
+static int unit_wanted(const tvf_cursor *c, uint32_t k){
+  return c->iNode<0 || ring_unit_owner(c->ring, k)==c->iNode;
+}
 
 /*
 ** ch_points(ring): token, node, replica. xBestIndex contract (idxNum):
@@ -280,6 +390,11 @@ static double range_share(int64_t s, int64_t e){
 **   0x20  the replica column is read (so replica numbers are computed)
 ** LIMIT needs no help: rows are produced one at a time, and a replica
 ** number costs the hashing of its node's labels only, once per node.
+**   ring    token = hash("N#i"), replica = i (1, 2, ...)
+**   ketama  token = word w of MD5("N-i"), replica = 4i+w (0, 1, ...)
+**   maglev  one row per table slot: token = the slot s, replica = the j
+**           at which s comes in the node's preference list
+**           (offset + skip*j) mod table
 */
 #define POINTS_TOKEN   0
 #define POINTS_NODE    1
@@ -294,38 +409,24 @@ static int points_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   return rc;
 }
 
-/* Skip to the next point of the wanted node (from c->k on). */
+/* Skip to the next unit of the wanted node (from c->k on). */
 static void points_settle(tvf_cursor *c){
-  const ring *r = c->ring;
-  while( c->k<r->n_points && c->iNode>=0 && r->owners[c->k]!=c->iNode ) c->k++;
-  c->bEof = c->k>=r->n_points;
+  while( c->k<c->nUnit && !unit_wanted(c, c->k) ) c->k++;
+  c->bEof = c->k>=c->nUnit;
 }
 
 static int points_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
                          const char *idxStr, int argc, sqlite3_value **argv){
   (void)idxStr;
   tvf_cursor *c = (tvf_cursor *)pCursor;
-  int rc = cursor_start(c, "ch_points", idxNum & 0x01, argv,
-                        idxNum & 0x01 ? 0 : -1,
-                        &c->ring, NULL);
+  int rc = units_start(c, "ch_points", "points", idxNum, argc, argv);
   if( rc!=SQLITE_OK ) return rc;
-  switch( c->ring->config.algorithm ){
-    case RING_ALGO_RING:
-      break;
-    case RING_ALGO_MODN:
-      return tvf_error(c, SQLITE_ERROR, "ch_points: algorithm modn has no "
-                       "points (a key's owner is its position mod n)");
-    default:
-      return unsupported(c, "ch_points", c->ring);
-  }
-  c->iNode = idxNum & 0x10 ? node_arg(c->ring, argv[argc-1]) : -1;
-  if( (idxNum & 0x10) && c->iNode<0 ) return SQLITE_OK;   /* no such node */
-  if( idxNum & 0x20 ){
-    c->aReplica = sqlite3_malloc64(sizeof(replica_entry *)*(c->ring->n_nodes+1));
+  if( (idxNum & 0x20) && ring_has_points(c->ring) ){
+    size_t n = sizeof(replica_entry *)*(c->ring->n_nodes+1);
+    c->aReplica = sqlite3_malloc64(n);
     if( c->aReplica==NULL ) return SQLITE_NOMEM;
-    memset(c->aReplica, 0, sizeof(replica_entry *)*(c->ring->n_nodes+1));
+    memset(c->aReplica, 0, n);
   }
-  c->k = 0;
   points_settle(c);
   return SQLITE_OK;
 }
@@ -345,32 +446,36 @@ static int replica_compare(const void *pa, const void *pb){
 }
 
 /*
-** The replica number i ("N#i") of point k. The ring keeps no replica
-** numbers (memory), so node N's labels are hashed again, as ring.c hashes
-** them, and sorted like the ring sorts them; equal positions of one node
-** are in replica order, so the d-th of them on the ring is the d-th here.
+** The replica number of point k. The ring keeps no replica numbers
+** (memory), so node N's positions are made again (ring_node_positions)
+** and sorted like the ring sorts them; equal positions of one node are in
+** replica order on the ring (ring and ketama alike), so the d-th of them
+** on the ring is the d-th here.
 */
 static int point_replica(tvf_cursor *c, uint32_t k, uint32_t *pReplica){
   const ring *r = c->ring;
   uint32_t n = r->owners[k];
-  const ring_node *node = &r->nodes[n];
+  uint32_t nPoint = r->nodes[n].points;
   if( c->aReplica[n]==NULL ){
-    replica_entry *a = sqlite3_malloc64(sizeof(replica_entry)*node->points);
-    if( a==NULL ) return SQLITE_NOMEM;
-    char label[RING_MAX_NAME + 32];
-    memcpy(label, node->name, node->name_len);
-    for(uint32_t i=1; i<=node->points; i++){
-      int len = (int)node->name_len;
-      len += snprintf(label+len, sizeof(label)-len, "#%u", i);
-      a[i-1].pos = hash_bytes(r->config.hash, r->config.seed, label, len);
-      a[i-1].replica = i;
+    replica_entry *a = sqlite3_malloc64(sizeof(replica_entry)*nPoint);
+    uint64_t *aPos = sqlite3_malloc64(sizeof(uint64_t)*nPoint);
+    if( a==NULL || aPos==NULL ){
+      sqlite3_free(a);
+      sqlite3_free(aPos);
+      return SQLITE_NOMEM;
     }
-    qsort(a, node->points, sizeof(replica_entry), replica_compare);
+    uint32_t first = ring_node_positions(r, n, aPos);
+    for(uint32_t j=0; j<nPoint; j++){
+      a[j].pos = aPos[j];
+      a[j].replica = first + j;
+    }
+    sqlite3_free(aPos);
+    qsort(a, nPoint, sizeof(replica_entry), replica_compare);
     c->aReplica[n] = a;
   }
   const replica_entry *a = c->aReplica[n];
   uint64_t pos = r->positions[k];
-  uint32_t lo = 0, hi = node->points;
+  uint32_t lo = 0, hi = nPoint;
   while( lo<hi ){
     uint32_t mid = lo + (hi-lo)/2;
     if( a[mid].pos<pos ) lo = mid+1; else hi = mid;
@@ -386,14 +491,19 @@ static int points_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
                          int iCol){
   tvf_cursor *c = (tvf_cursor *)pCursor;
   const ring *r = c->ring;
+  int bPoints = ring_has_points(r);
   switch( iCol ){
     case POINTS_TOKEN:
-      sqlite3_result_int64(ctx, (int64_t)r->positions[c->k]);
+      sqlite3_result_int64(ctx, bPoints ? (int64_t)r->positions[c->k] : c->k);
       break;
     case POINTS_NODE:
-      node_result(ctx, r, r->owners[c->k]);
+      node_result(ctx, r, ring_unit_owner(r, c->k));
       break;
     case POINTS_REPLICA: {
+      if( !bPoints ){
+        sqlite3_result_int64(ctx, (int64_t)ring_slot_preference(r, c->k));
+        break;
+      }
       uint32_t i = 0;
       if( c->aReplica==NULL ) break;    /* not planned for: never read */
       int rc = point_replica(c, c->k, &i);
@@ -408,12 +518,16 @@ static int points_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
   return SQLITE_OK;
 }
 
-/* -------------------------------------------------------------- ch_arcs */
-
 /*
-** ch_arcs(ring): start, end, node, share. Point k owns the arc
-** (position k-1, position k]; point 0 the arc that wraps around. Points at
-** equal positions give the later ones empty arcs, which are left out.
+** ch_arcs(ring): start, end, node, share.
+**   ring, ketama: point k owns the arc (position k-1, position k]; point 0
+**     the arc that wraps around. Points at equal positions give the later
+**     ones empty arcs, which are left out.
+**   maglev: slot s owns the positions p with p mod table = s, which are no
+**     range: start and end are NULL, share is exact (floor((2^b-1-s) /
+**     table) + 1 positions, as the ring table's share column counts).
+**     Rows in slot order, as ch_points; slots past 2^b - 1 (a table larger
+**     than a 15-bit space) own nothing and are left out.
 ** xBestIndex contract (idxNum): 0x01 the ring spec is in argv (else the
 ** default ring); 0x10 argv's last value is a node: only its arcs.
 */
@@ -429,22 +543,22 @@ static int arcs_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   return plan_args(pInfo, aArg, 1, 0, ARCS_NODE);
 }
 
-/* Find the next non-empty arc from point c->k (first half) on, and set
-** c->start, c->end to its first row. */
+/* Find the next non-empty arc from unit c->k on, and cut it into rows. */
 static void arcs_settle(tvf_cursor *c){
   const ring *r = c->ring;
   const uint64_t *pos = r->positions;
-  uint32_t last = r->n_points-1;
-  for(; c->k<r->n_points; c->k++){
-    if( c->iNode>=0 && r->owners[c->k]!=c->iNode ) continue;
-    uint64_t prev = pos[c->k==0 ? last : c->k-1];
-    if( c->k>0 && prev==pos[c->k] ) continue;             /* empty arc */
-    /* An arc not crossing 2^63-1 -> -2^63 has start <= end (signed). */
-    c->start = (int64_t)(prev+1);
-    c->end = (int64_t)pos[c->k];
-    if( c->start>c->end ) c->end = INT64_MAX;             /* split: row 1 */
-    c->bSecond = 0;
+  for(; c->k<c->nUnit; c->k++){
+    if( !unit_wanted(c, c->k) ) continue;
+    c->iRange = 0;
     c->bEof = 0;
+    if( !ring_has_points(r) ){                            /* a slot */
+      if( c->k>c->top ) break;
+      c->nRange = 1;
+      return;
+    }
+    uint64_t prev = pos[c->k==0 ? r->n_points-1 : c->k-1];
+    if( c->k>0 && prev==pos[c->k] ) continue;             /* empty arc */
+    c->nRange = range_rows(c->top, (prev + 1) & c->top, pos[c->k], c->aRange);
     return;
   }
   c->bEof = 1;
@@ -454,24 +568,8 @@ static int arcs_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
                        const char *idxStr, int argc, sqlite3_value **argv){
   (void)idxStr;
   tvf_cursor *c = (tvf_cursor *)pCursor;
-  int rc = cursor_start(c, "ch_arcs", idxNum & 0x01, argv,
-                        idxNum & 0x01 ? 0 : -1,
-                        &c->ring, NULL);
+  int rc = units_start(c, "ch_arcs", "arcs", idxNum, argc, argv);
   if( rc!=SQLITE_OK ) return rc;
-  switch( c->ring->config.algorithm ){
-    case RING_ALGO_RING:
-      break;
-    case RING_ALGO_MODN:
-      return tvf_error(c, SQLITE_ERROR, "ch_arcs: algorithm modn has no arcs "
-                       "(a key's owner is its position mod n, so it changes "
-                       "at every position); its nodes' shares are in the "
-                       "ring table's share column");
-    default:
-      return unsupported(c, "ch_arcs", c->ring);
-  }
-  c->iNode = idxNum & 0x10 ? node_arg(c->ring, argv[argc-1]) : -1;
-  if( (idxNum & 0x10) && c->iNode<0 ) return SQLITE_OK;
-  c->k = 0;
   arcs_settle(c);
   return SQLITE_OK;
 }
@@ -479,14 +577,7 @@ static int arcs_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
 static int arcs_next(sqlite3_vtab_cursor *pCursor){
   tvf_cursor *c = (tvf_cursor *)pCursor;
   c->iRow++;
-  if( !c->bSecond && c->end==INT64_MAX
-   && (uint64_t)c->ring->positions[c->k]!=(uint64_t)INT64_MAX ){
-    /* the second row of an arc split at 2^63-1 -> -2^63 */
-    c->bSecond = 1;
-    c->start = INT64_MIN;
-    c->end = (int64_t)c->ring->positions[c->k];
-    return SQLITE_OK;
-  }
+  if( ++c->iRange<c->nRange ) return SQLITE_OK;    /* an arc's second row */
   c->k++;
   arcs_settle(c);
   return SQLITE_OK;
@@ -495,12 +586,16 @@ static int arcs_next(sqlite3_vtab_cursor *pCursor){
 static int arcs_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
                        int iCol){
   tvf_cursor *c = (tvf_cursor *)pCursor;
+  const ring *r = c->ring;
+  const pos_range *g = &c->aRange[c->iRange];
+  int bPoints = ring_has_points(r);
   switch( iCol ){
-    case ARCS_START: sqlite3_result_int64(ctx, c->start); break;
-    case ARCS_END:   sqlite3_result_int64(ctx, c->end); break;
-    case ARCS_NODE:  node_result(ctx, c->ring, c->ring->owners[c->k]); break;
+    case ARCS_START: if( bPoints ) sqlite3_result_int64(ctx, g->start); break;
+    case ARCS_END:   if( bPoints ) sqlite3_result_int64(ctx, g->end); break;
+    case ARCS_NODE:  node_result(ctx, r, ring_unit_owner(r, c->k)); break;
     case ARCS_SHARE:
-      sqlite3_result_double(ctx, range_share(c->start, c->end));
+      sqlite3_result_double(ctx, bPoints ? range_share(c->top, g)
+                                 : class_share(c->top, c->k, r->config.table));
       break;
     default:         arg_column(c, ctx, 0); break;
   }
@@ -510,19 +605,22 @@ static int arcs_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
 /* -------------------------------------------------------------- ch_diff */
 
 /*
-** ch_diff(old, new): start, end, src, dst, share: the arcs whose owner is
-** src under ring old and dst under new. The sum of share is the exact
-** fraction of positions (so of keys, for a uniform hash) that move.
+** ch_diff(old, new): start, end, src, dst, share: the positions whose
+** owner is src under ring old and dst under new. The sum of share is the
+** exact fraction of positions (so of keys, for a uniform hash) that move.
 ** Both rings must place keys by the same hash and seed, else there is no
 ** common position to compare.
-**   ring: the two point arrays are merged; between consecutive distinct
-**     positions the owner in each ring is constant. Neighbouring pieces
-**     with the same src and dst are one row, also across the wrap (that
-**     row comes last).
-**   modn: position p has owners (p mod n, p mod m), which depend only on
-**     p mod lcm(n, m); each residue class r is counted exactly
-**     (floor((2^64-1-r)/lcm) + 1 positions) and is one row, with NULL start
-**     and end.
+**   ring, ketama (either with either): the two point arrays are merged;
+**     between consecutive distinct positions the owner in each ring is
+**     constant. Neighbouring pieces with the same src and dst are one row,
+**     also across the wrap (that row comes last).
+**   modn, maglev (either with either): position p's owner depends only on
+**     p mod its period (n nodes, or the table size), so the owners of both
+**     depend only on p mod L = lcm of the periods. Each residue class r
+**     whose owner changes is one row, with NULL start and end and its
+**     exact share (floor((2^b-1-r)/L) + 1 positions). Rows are made one at
+**     a time, for L up to DIFF_MAX_RESIDUES.
+**   jump, rendezvous: an error (why_no_arcs); ch_moved counts keys.
 ** xBestIndex contract: both specs are required, argv = old, new.
 */
 #define DIFF_START 0
@@ -533,7 +631,7 @@ static int arcs_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
 #define DIFF_OLD   5
 #define DIFF_NEW   6
 
-#define DIFF_MAX_RESIDUES 1048576  /* modn: lcm(n, m) at most (32 MB of rows) */
+#define DIFF_MAX_RESIDUES 16777216 /* L at most 2^24: any one maglev table */
 
 static int diff_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   static const int aArg[] = { DIFF_OLD, DIFF_NEW };
@@ -541,11 +639,21 @@ static int diff_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   return plan_args(pInfo, aArg, 2, 2, -1);
 }
 
-/* Append a row; the cyclic range of positions [s, e] becomes two rows if
-** it crosses 2^63-1 -> -2^63. */
+/* How ch_diff compares rings of an algorithm. */
+enum { DIFF_BY_POINTS, DIFF_BY_RESIDUES, DIFF_NOT_EXACT };
+
+static int diff_method(const ring *r){
+  if( ring_has_points(r) ) return DIFF_BY_POINTS;
+  switch( r->config.algorithm ){
+    case RING_ALGO_MODN:
+    case RING_ALGO_MAGLEV: return DIFF_BY_RESIDUES;
+    default:               return DIFF_NOT_EXACT;
+  }
+}
+
+/* Append the rows of the cyclic range [s, e] of positions. */
 static int diff_add(tvf_cursor *c, int64_t *pnAlloc, uint64_t s, uint64_t e,
                     uint32_t src, uint32_t dst){
-  int bSplit = (int64_t)s>(int64_t)e;
   if( c->nDiff+2>*pnAlloc ){
     int64_t nNew = *pnAlloc ? *pnAlloc*2 : 64;
     diff_row *aNew = sqlite3_realloc64(c->aDiff, sizeof(diff_row)*nNew);
@@ -553,13 +661,13 @@ static int diff_add(tvf_cursor *c, int64_t *pnAlloc, uint64_t s, uint64_t e,
     c->aDiff = aNew;
     *pnAlloc = nNew;
   }
-  for(int i=0; i<=bSplit; i++){
+  pos_range a[2];
+  int n = range_rows(c->top, s, e, a);
+  for(int i=0; i<n; i++){
     diff_row *d = &c->aDiff[c->nDiff++];
-    d->start = i==0 ? (int64_t)s : INT64_MIN;
-    d->end = bSplit && i==0 ? INT64_MAX : (int64_t)e;
+    d->range = a[i];
     d->src = src;
     d->dst = dst;
-    d->share = range_share(d->start, d->end);
   }
   return SQLITE_OK;
 }
@@ -580,7 +688,7 @@ typedef struct diff_run {
   uint32_t src, dst;
 } diff_run;
 
-static int diff_rings(tvf_cursor *c, const int64_t *aMap){
+static int diff_points(tvf_cursor *c){
   const ring *a = c->ring, *b = c->ringNew;
   int64_t nAlloc = 0;
   uint32_t i = 0, j = 0;
@@ -604,7 +712,7 @@ static int diff_rings(tvf_cursor *c, const int64_t *aMap){
     else u = a->positions[i]<b->positions[j] ? a->positions[i] : b->positions[j];
     uint32_t src = a->owners[i<a->n_points ? i : 0];
     uint32_t dst = b->owners[j<b->n_points ? j : 0];
-    int bMoves = aMap[src]!=(int64_t)dst;
+    int bMoves = c->aMap[src]!=(int64_t)dst;
     if( bRun && (!bMoves || src!=run.src || dst!=run.dst) ){
       run.e = prevEnd;
       if( bFirstOpen ){
@@ -620,7 +728,7 @@ static int diff_rings(tvf_cursor *c, const int64_t *aMap){
     if( bMoves && !bRun ){
       bRun = 1;
       bFirstOpen = i==0 && j==0;
-      run.s = prevEnd + 1;
+      run.s = (prevEnd + 1) & c->top;
       run.src = src;
       run.dst = dst;
     }
@@ -644,27 +752,42 @@ static uint64_t gcd64(uint64_t x, uint64_t y){
   return x;
 }
 
-static int diff_modn(tvf_cursor *c, const int64_t *aMap){
-  const ring *a = c->ring, *b = c->ringNew;
-  uint64_t n = a->n_nodes, m = b->n_nodes;
-  uint64_t lcm = n / gcd64(n, m) * m;
-  if( lcm>DIFF_MAX_RESIDUES ){
-    return tvf_error(c, SQLITE_ERROR, "ch_diff: modn rings of %u and %u nodes "
-                     "repeat every lcm = %llu positions, more than the %d this "
-                     "exact count allows", a->n_nodes, b->n_nodes,
-                     (unsigned long long)lcm, DIFF_MAX_RESIDUES);
+/* modn, maglev: a position's owner depends on it mod this. */
+static uint64_t residue_period(const ring *r){
+  return r->config.algorithm==RING_ALGO_MODN ? r->n_nodes : r->config.table;
+}
+
+/* Residues: go to the next class, from c->r on, whose owner changes. A
+** class r <= top has the positions r, r+L, ..., so position r itself
+** tells its owners. */
+static void diff_settle_residues(tvf_cursor *c){
+  for(; c->r<c->nClass; c->r++){
+    c->src = ring_lookup(c->ring, c->r);
+    c->dst = ring_lookup(c->ringNew, c->r);
+    if( c->aMap[c->src]!=(int64_t)c->dst ){
+      c->bEof = 0;
+      return;
+    }
   }
-  int64_t nAlloc = 0;
-  c->bNoArc = 1;
-  for(uint64_t r=0; r<lcm; r++){
-    uint32_t src = (uint32_t)(r % n), dst = (uint32_t)(r % m);
-    if( aMap[src]==(int64_t)dst ) continue;
-    /* one row per class: diff_add with an empty range, then the share */
-    int rc = diff_add(c, &nAlloc, 0, 0, src, dst);
-    if( rc!=SQLITE_OK ) return rc;
-    unsigned __int128 count = (unsigned __int128)((UINT64_MAX - r) / lcm) + 1;
-    c->aDiff[c->nDiff-1].share = (double)((long double)count / SPACE);
+  c->bEof = 1;
+}
+
+static int diff_residues(tvf_cursor *c){
+  uint64_t p = residue_period(c->ring), q = residue_period(c->ringNew);
+  uint64_t L = p / gcd64(p, q) * q;            /* p, q < 2^25: no overflow */
+  if( L>DIFF_MAX_RESIDUES ){
+    return tvf_error(c, SQLITE_ERROR, "ch_diff: the owners of these rings "
+                     "repeat every lcm(%llu, %llu) = %llu positions (node "
+                     "counts or table sizes), more than the %d residue classes "
+                     "this exact count walks; count moved keys with ch_moved",
+                     (unsigned long long)p, (unsigned long long)q,
+                     (unsigned long long)L, DIFF_MAX_RESIDUES);
   }
+  c->bResidue = 1;
+  c->period = L;
+  c->nClass = L-1<=c->top ? L : c->top+1;     /* a small space ends first */
+  c->r = 0;
+  diff_settle_residues(c);
   return SQLITE_OK;
 }
 
@@ -693,7 +816,16 @@ static int diff_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
     return tvf_error(c, SQLITE_ERROR, "ch_diff: the %s ring is empty (it has "
                      "no nodes)", a->n_nodes==0 ? "old" : "new");
   }
-  if( a->config.algorithm!=b->config.algorithm ){
+  for(int i=0; i<2; i++){
+    const ring *x = i==0 ? a : b;
+    if( diff_method(x)==DIFF_NOT_EXACT ){
+      return tvf_error(c, SQLITE_ERROR, "ch_diff: algorithm %s has no exact "
+                       "diff (%s); count moved keys with ch_moved",
+                       ring_algorithm_name(x->config.algorithm),
+                       why_no_arcs(x->config.algorithm));
+    }
+  }
+  if( diff_method(a)!=diff_method(b) ){
     return tvf_error(c, SQLITE_ERROR, "ch_diff: cannot compare algorithm %s with "
                      "algorithm %s; count moved keys with ch_moved",
                      ring_algorithm_name(a->config.algorithm),
@@ -706,38 +838,41 @@ static int diff_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
                      hash_name(a->config.hash), (unsigned long long)a->config.seed,
                      hash_name(b->config.hash), (unsigned long long)b->config.seed);
   }
-  int64_t *aMap = node_map(a, b);
-  if( aMap==NULL ) return SQLITE_NOMEM;
-  switch( a->config.algorithm ){
-    case RING_ALGO_RING: rc = diff_rings(c, aMap); break;
-    case RING_ALGO_MODN: rc = diff_modn(c, aMap); break;
-    default:             rc = unsupported(c, "ch_diff", a); break;
-  }
-  sqlite3_free(aMap);
-  if( rc!=SQLITE_OK ) return rc;
+  c->aMap = node_map(a, b);
+  if( c->aMap==NULL ) return SQLITE_NOMEM;
+  if( diff_method(a)==DIFF_BY_RESIDUES ) return diff_residues(c);
+  rc = diff_points(c);
   c->k = 0;
   c->bEof = c->nDiff==0;
-  return SQLITE_OK;
+  return rc;
 }
 
 static int diff_next(sqlite3_vtab_cursor *pCursor){
   tvf_cursor *c = (tvf_cursor *)pCursor;
   c->iRow++;
-  c->k++;
-  c->bEof = c->k>=c->nDiff;
+  if( c->bResidue ){
+    c->r++;
+    diff_settle_residues(c);
+  }else{
+    c->k++;
+    c->bEof = c->k>=c->nDiff;
+  }
   return SQLITE_OK;
 }
 
 static int diff_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
                        int iCol){
   tvf_cursor *c = (tvf_cursor *)pCursor;
-  const diff_row *d = &c->aDiff[c->k];
+  const diff_row *d = c->bResidue ? NULL : &c->aDiff[c->k];
   switch( iCol ){
-    case DIFF_START: if( !c->bNoArc ) sqlite3_result_int64(ctx, d->start); break;
-    case DIFF_END:   if( !c->bNoArc ) sqlite3_result_int64(ctx, d->end); break;
-    case DIFF_SRC:   node_result(ctx, c->ring, d->src); break;
-    case DIFF_DST:   node_result(ctx, c->ringNew, d->dst); break;
-    case DIFF_SHARE: sqlite3_result_double(ctx, d->share); break;
+    case DIFF_START: if( d ) sqlite3_result_int64(ctx, d->range.start); break;
+    case DIFF_END:   if( d ) sqlite3_result_int64(ctx, d->range.end); break;
+    case DIFF_SRC:   node_result(ctx, c->ring, d ? d->src : c->src); break;
+    case DIFF_DST:   node_result(ctx, c->ringNew, d ? d->dst : c->dst); break;
+    case DIFF_SHARE:
+      sqlite3_result_double(ctx, d ? range_share(c->top, &d->range)
+                                   : class_share(c->top, c->r, c->period));
+      break;
     default:         arg_column(c, ctx, iCol-DIFF_OLD); break;
   }
   return SQLITE_OK;
@@ -746,10 +881,17 @@ static int diff_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
 /* ---------------------------------------------------------- ch_replicas */
 
 /*
-** ch_replicas(key, n [, ring]): rank, node: the first n distinct nodes met
-** walking clockwise from the key's position (rank 1 is ch_locate's
-** answer); fewer if the ring has fewer nodes. modn: the owner, then the
-** nodes after it in name order, wrapping around.
+** ch_replicas(key, n [, ring]): rank, node: a preference list of n
+** distinct nodes (fewer if the ring has fewer), rank 1 being ch_locate's
+** answer. For every algorithm but rendezvous: the owners of the units
+** (ring.h) met walking on from the key's unit, wrapping around, each node
+** once:
+**   ring, ketama  the points clockwise from the key's position
+**   maglev        the table slots after the key's slot
+**   modn          the nodes after the owner, in name order
+**   jump          the buckets after the owner's, in join order
+** rendezvous: the nodes by falling score for the key (ties: name order),
+** its natural preference list.
 ** xBestIndex contract: key and n required, ring optional; argv = key, n,
 ** then ring if idxNum has 0x04. Rows are made one at a time, so LIMIT
 ** stops the walk early without help.
@@ -771,22 +913,30 @@ static int replicas_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   return rc;
 }
 
-/* Walk to the next node not listed yet (ring), or stop. */
+/* Falling score, then name order (the lower index), as rendezvous_lookup
+** breaks ties. */
+static int scored_compare(const void *pa, const void *pb){
+  const scored_node *a = pa, *b = pb;
+  if( a->score!=b->score ) return a->score>b->score ? -1 : 1;
+  return (a->node>b->node) - (a->node<b->node);
+}
+
+/* Walk to the next node not listed yet, or stop. */
 static void replicas_settle(tvf_cursor *c){
   const ring *r = c->ring;
   if( c->iRow>c->nWant || c->iRow>r->n_nodes ){
     c->bEof = 1;
     return;
   }
-  if( r->config.algorithm==RING_ALGO_MODN ){
-    c->iOwner = (uint32_t)((c->keyPos % r->n_nodes + (uint64_t)(c->iRow-1))
-                           % r->n_nodes);
+  if( c->aScored ){
+    c->iOwner = c->aScored[c->iRow-1].node;
     c->bEof = 0;
     return;
   }
-  for(; c->nStep<r->n_points; c->nStep++){
+  uint32_t nUnit = ring_units(r);
+  for(; c->nStep<nUnit; c->nStep++){
     uint32_t k = c->k0 + c->nStep;
-    uint32_t owner = r->owners[k>=r->n_points ? k-r->n_points : k];
+    uint32_t owner = ring_unit_owner(r, k>=nUnit ? k-nUnit : k);
     if( c->aSeen[owner/64] & ((uint64_t)1<<(owner%64)) ) continue;
     c->aSeen[owner/64] |= (uint64_t)1<<(owner%64);
     c->iOwner = owner;
@@ -821,21 +971,22 @@ static int replicas_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
     return tvf_error(c, SQLITE_ERROR, "ch_replicas: the ring is empty (it has "
                      "no nodes)");
   }
-  if( r->config.algorithm!=RING_ALGO_RING && r->config.algorithm!=RING_ALGO_MODN ){
-    return unsupported(c, "ch_replicas", r);
-  }
-  if( !key_position(argv[0], &r->config, &c->keyPos) ) return SQLITE_OK;
-  if( r->config.algorithm==RING_ALGO_RING ){
-    c->aSeen = sqlite3_malloc64(sizeof(uint64_t)*(r->n_nodes/64+1));
-    if( c->aSeen==NULL ) return SQLITE_NOMEM;
-    memset(c->aSeen, 0, sizeof(uint64_t)*(r->n_nodes/64+1));
-    /* the key's first point: the first at or after it, wrapping to 0 */
-    uint32_t lo = 0, hi = r->n_points;
-    while( lo<hi ){
-      uint32_t mid = lo + (hi-lo)/2;
-      if( r->positions[mid]<c->keyPos ) lo = mid+1; else hi = mid;
+  uint64_t pos;
+  if( !key_position(argv[0], &r->config, &pos) ) return SQLITE_OK;
+  if( r->config.algorithm==RING_ALGO_RENDEZVOUS ){
+    c->aScored = sqlite3_malloc64(sizeof(scored_node)*r->n_nodes);
+    if( c->aScored==NULL ) return SQLITE_NOMEM;
+    for(uint32_t n=0; n<r->n_nodes; n++){
+      c->aScored[n].score = ring_score(r, n, pos);
+      c->aScored[n].node = n;
     }
-    c->k0 = lo==r->n_points ? 0 : lo;
+    qsort(c->aScored, r->n_nodes, sizeof(scored_node), scored_compare);
+  }else{
+    size_t nSeen = sizeof(uint64_t)*(r->n_nodes/64+1);
+    c->aSeen = sqlite3_malloc64(nSeen);
+    if( c->aSeen==NULL ) return SQLITE_NOMEM;
+    memset(c->aSeen, 0, nSeen);
+    c->k0 = ring_unit_of(r, pos);
     c->nStep = 0;
   }
   replicas_settle(c);
@@ -863,17 +1014,19 @@ static int replicas_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
 /* ---------------------------------------------------------- ch_history */
 
 /*
-** ch_history(ring): epoch, op, node, weight: the ring table's change log,
+** ch_history(ring): epoch, op, node, weight, old: the ring table's log,
 ** oldest first, up to the spec's version ('shards@3': versions 1 to 3;
 ** 'shards': everything, including this connection's uncommitted changes,
-** logged with the next epoch). A rename row has the new name.
+** logged with the next epoch). A rename row has the new name in node and
+** the previous one in old (NULL in other rows).
 ** xBestIndex contract (idxNum): 0x01 the ring spec is in argv.
 */
 #define HISTORY_EPOCH  0
 #define HISTORY_OP     1
 #define HISTORY_NODE   2
 #define HISTORY_WEIGHT 3
-#define HISTORY_RING   4
+#define HISTORY_OLD    4
+#define HISTORY_RING   5
 
 static int history_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   static const int aArg[] = { HISTORY_RING };
@@ -947,7 +1100,7 @@ TVF_CONNECT(diff_connect,
 TVF_CONNECT(replicas_connect,
   "CREATE TABLE x(rank INTEGER, node TEXT, key HIDDEN, n HIDDEN, ring HIDDEN)")
 TVF_CONNECT(history_connect,
-  "CREATE TABLE x(epoch INTEGER, op TEXT, node TEXT, weight REAL,"
+  "CREATE TABLE x(epoch INTEGER, op TEXT, node TEXT, weight REAL, old TEXT,"
   " ring HIDDEN)")
 
 /* An eponymous-only, read-only module: xCreate is NULL. */
