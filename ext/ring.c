@@ -155,13 +155,7 @@ uint32_t ring_node_positions(const ring *r, uint32_t n, uint64_t *aPos){
     for(uint32_t i=0; i<node->points/4; i++) ketama_digest(node, i, aPos + 4*i);
     return 0;
   }
-  char label[RING_MAX_NAME + 32];
-  memcpy(label, node->name, node->name_len);
-  for(uint32_t i=1; i<=node->points; i++){
-    int len = node->name_len;
-    len += snprintf(label+len, sizeof(label)-len, "#%u", i);
-    aPos[i-1] = hash_bytes(r->config.hash, r->config.seed, label, len);
-  }
+  ring_points_hash(r, n, aPos, 1);
   return 1;
 }
 

@@ -19,6 +19,13 @@
 */
 int ring_points_build(ring *r, const ring *prev);
 
+/*
+** The positions of node n's points i = 1..points, hash("name#i"), into
+** aPos[0], aPos[stride], aPos[2*stride], ... (algorithm ring).
+*/
+void ring_points_hash(const ring *r, uint32_t n, uint64_t *aPos,
+                      size_t stride);
+
 /* Build r->index over r->positions (NULL when the ring has no points). */
 int ring_index_build(ring *r);
 

@@ -35,8 +35,8 @@ static int format_u32(uint32_t v, char *z){
   return n;
 }
 
-/* Hash the points of node n of r into a, in replica order. */
-static void hash_node(const ring *r, uint32_t n, build_point *a){
+void ring_points_hash(const ring *r, uint32_t n, uint64_t *aPos,
+                      size_t stride){
   const ring_node *node = &r->nodes[n];
   char label[RING_MAX_NAME + 16];
   memcpy(label, node->name, node->name_len);
@@ -44,9 +44,17 @@ static void hash_node(const ring *r, uint32_t n, build_point *a){
   char *zNum = label + node->name_len + 1;
   for(uint32_t i=1; i<=node->points; i++){
     size_t len = node->name_len + 1 + format_u32(i, zNum);
-    a[i-1].pos = hash_bytes(r->config.hash, r->config.seed, label, len);
-    a[i-1].node = n;
+    aPos[(i-1)*stride] = hash_bytes(r->config.hash, r->config.seed, label, len);
   }
+}
+
+/* Hash the points of node n of r into a, in replica order. */
+static void hash_node(const ring *r, uint32_t n, build_point *a){
+  /* a[i].pos is a uint64_t every sizeof(build_point) bytes */
+  _Static_assert(sizeof(build_point) % sizeof(uint64_t)==0,
+                 "build_point is a whole number of positions");
+  ring_points_hash(r, n, &a[0].pos, sizeof(build_point)/sizeof(uint64_t));
+  for(uint32_t i=0; i<r->nodes[n].points; i++) a[i].node = n;
 }
 
 /*
