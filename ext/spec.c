@@ -514,7 +514,7 @@ ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
   int64_t i = 0;
   if( pSpec && eType==SQLITE_NULL ){
     char *zMsg = sqlite3_mprintf("%s: the ring spec is NULL", zFunc);
-    sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+    chash_result_error(ctx, zMsg);
     sqlite3_free(zMsg);
     return NULL;
   }
@@ -531,7 +531,7 @@ ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
     char *zMsg = sqlite3_mprintf("%s: a ring spec is a name, a JSON ring or "
                                  "an integer version, not a %s", zFunc,
                                  eType==SQLITE_BLOB ? "blob" : "real");
-    sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+    chash_result_error(ctx, zMsg);
     sqlite3_free(zMsg);
     return NULL;
   }
@@ -550,7 +550,7 @@ ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
     if( sc->n>=STMT_CACHE_MAX ){
       char *zMsg = sqlite3_mprintf("%s: more than %d different ring specs in "
                                    "one statement", zFunc, STMT_CACHE_MAX);
-      sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+      chash_result_error(ctx, zMsg);
       sqlite3_free(zMsg);
       return NULL;
     }
@@ -560,14 +560,19 @@ ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
   ring *r = NULL;
   char *zErr = NULL;
   int rc = resolve(conn, eType, z, n, i, &r, &zErr);
+  /* resolve() words every error it makes; no words: they ran out of memory. */
+  if( rc==SQLITE_ERROR && zErr==NULL ) rc = SQLITE_NOMEM;
   if( rc!=SQLITE_OK ){
     if( rc==SQLITE_NOMEM ){
       sqlite3_result_error_nomem(ctx);
     }else{
       char *zMsg = sqlite3_mprintf("%s: %s", zFunc,
                                    zErr ? zErr : sqlite3_errstr(rc));
-      sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
-      sqlite3_result_error_code(ctx, rc==SQLITE_CORRUPT_VTAB ? rc : SQLITE_ERROR);
+      chash_result_error(ctx, zMsg);
+      if( zMsg ){
+        sqlite3_result_error_code(ctx, rc==SQLITE_CORRUPT_VTAB ? rc
+                                                               : SQLITE_ERROR);
+      }
       sqlite3_free(zMsg);
     }
     sqlite3_free(zErr);

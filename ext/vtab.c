@@ -380,8 +380,8 @@ static int name_conflict(chash_vtab *p, int64_t idOther, const char *zNode){
 ** otherwise UPDATE of rowid argv[0]. argv[2..5] are node, weight, points,
 ** share.
 */
-static int chash_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
-                        sqlite3_int64 *pRowid){
+static int update_row(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
+                      sqlite3_int64 *pRowid){
   chash_vtab *p = (chash_vtab *)pVtab;
   int rc;
   if( argc==1 ){
@@ -435,6 +435,15 @@ static int chash_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     rc = store_change(p->store, id, zNode, nNode, w);
   }
   return rc==SQLITE_OK ? rc : store_error(p, rc);
+}
+
+/* xUpdate. Every error of update_row comes with a message; if building
+** the message ran out of memory, the error is that. */
+static int chash_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
+                        sqlite3_int64 *pRowid){
+  int rc = update_row(pVtab, argc, argv, pRowid);
+  if( rc!=SQLITE_OK && pVtab->zErrMsg==NULL ) rc = SQLITE_NOMEM;
+  return rc;
 }
 
 static int chash_begin(sqlite3_vtab *pVtab){
