@@ -170,7 +170,10 @@ static int compute_shares(ring *r){
     }
     return RING_OK;
   }
-  unsigned __int128 *aOwned = ring_malloc(sizeof(*aOwned) * r->n_nodes);
+  /* sqlite3_malloc only aligns to 8 bytes, so an array of 16-byte
+  ** integers must not assume more. */
+  typedef unsigned __int128 owned_t __attribute__((aligned(8)));
+  owned_t *aOwned = ring_malloc(sizeof(*aOwned) * r->n_nodes);
   if( aOwned==NULL ) return RING_NOMEM;
   memset(aOwned, 0, sizeof(*aOwned) * r->n_nodes);
   const uint64_t *pos = r->positions;
