@@ -4,6 +4,9 @@
 #   make demo       the tour: sql/demo.sql in the sqlite3 shell
 #   make test       build, then run every tests/*.test and the unit tests
 #   make test-asan  the same, built with AddressSanitizer and UBSan
+#   make test-valgrind  the .test files under valgrind memcheck
+#   make test-hard  the hardening programs: concurrency and crash rounds
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60)
 #   make deps       install the Debian packages the build needs (as root)
 #
 # Missing Debian packages are installed with apt-get when run as root;
@@ -18,9 +21,9 @@ SRC      = $(wildcard ext/*.c)
 HDR      = $(wildcard ext/*.h)
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
 
-DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev python3 python3-xxhash
+DEBS = gcc clang libclang-rt-14-dev valgrind make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev python3 python3-xxhash
 
-.PHONY: all deps demo test test-asan unit clean
+.PHONY: all deps demo test test-asan test-valgrind test-hard fuzz unit clean
 
 all: chash.so
 
@@ -78,5 +81,49 @@ test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/runner --ext ./build/asan/chash.so tests/*.test
 
+# Every .test file under valgrind memcheck: any error or leak fails.
+test-valgrind: chash.so tests/runner
+	valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
+	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
+	  tests/runner --ext ./chash.so tests/*.test
+
+# Processes against one database: concurrent readers and writers (WAL), and
+# writers killed with SIGKILL mid-transaction. HARD_SECONDS and
+# CRASH_ROUNDS bound them; CI uses the defaults, larger runs are on demand.
+HARD_SECONDS ?= 5
+CRASH_ROUNDS ?= 40
+
+tests/concurrency: tests/concurrency.c | deps
+	$(CC) $(STD) $(CFLAGS) $(WARN) -o $@ $< -lsqlite3
+
+tests/crash: tests/crash.c | deps
+	$(CC) $(STD) $(CFLAGS) $(WARN) -o $@ $< -lsqlite3
+
+test-hard: chash.so tests/concurrency tests/crash
+	tests/concurrency --ext ./chash.so --seconds $(HARD_SECONDS)
+	tests/crash --ext ./chash.so --rounds $(CRASH_ROUNDS)
+
+# libFuzzer targets (clang): the extension linked in statically with the
+# system libsqlite3. New corpus entries go to build/fuzz/corpus-NAME; the
+# seeds in tests/fuzz/corpus/NAME are kept in the repository.
+FUZZ_TARGETS = options spec keys dml corrupt
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS = $(STD) -g -O1 $(WARN) -fsanitize=fuzzer,address,undefined \
+             -fno-sanitize-recover=all -DSQLITE_CORE -Iext
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(SRC) $(HDR) | deps
+	@mkdir -p build/fuzz
+	clang $(FUZZ_FLAGS) -o $@ $< $(SRC) -lsqlite3 -lm
+
+fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build/fuzz/corpus-$$t; \
+	  echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	  build/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=build/fuzz/ build/fuzz/corpus-$$t tests/fuzz/corpus/$$t \
+	    > build/fuzz/$$t.log 2>&1 || { tail -40 build/fuzz/$$t.log; exit 1; }; \
+	  grep -E '^(stat::number_of_executed_units|#[0-9]+ *DONE)' build/fuzz/$$t.log; \
+	done
+
 clean:
-	rm -rf chash.so tests/runner tests/ring_test build
+	rm -rf chash.so tests/runner tests/ring_test tests/concurrency tests/crash build
