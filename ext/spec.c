@@ -398,8 +398,10 @@ static int json_ring(chash_conn *conn, const char *z, int n, ring **ppRing,
     return SQLITE_OK;
   }
   int rc;
-  sqlite3_stmt *pStmt = json_query(db, "SELECT json_valid(?1), json_type(?1)",
-                                   z, n, &rc);
+  /* json_type() raises an error on malformed JSON: ask only if valid. */
+  sqlite3_stmt *pStmt = json_query(db, "SELECT json_valid(?1),"
+                                   " CASE WHEN json_valid(?1) THEN json_type(?1)"
+                                   " END", z, n, &rc);
   if( pStmt==NULL ){
     sqlite3_free(zKey);
     return rc;
