@@ -115,10 +115,24 @@ static int table_ring(chash_conn *conn, const char *zSchema, const char *zName,
   int rc = store_read_info(db, zSchema, zName, &info, pzErr);
   if( rc!=SQLITE_OK ) return rc;
   rc = store_current_version(db, zSchema, zName, &nCurrent);
+  if( rc==SQLITE_CORRUPT_VTAB ){
+    *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s_history has an epoch "
+                             "that is not a version number", zSchema, zName,
+                             zName);
+    return rc;
+  }
   if( rc!=SQLITE_OK ){
     *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s", zSchema, zName,
                              sqlite3_errmsg(db));
     return rc==SQLITE_NOMEM ? rc : SQLITE_CORRUPT_VTAB;
+  }
+  /* Every committed version has its rows in the history. */
+  if( nCurrent<info.epoch ){
+    *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s_history ends at "
+                             "version %lld, but %s_config says %lld were "
+                             "committed", zSchema, zName, zName,
+                             (long long)nCurrent, zName, (long long)info.epoch);
+    return SQLITE_CORRUPT_VTAB;
   }
   if( !bCurrent ){
     if( bRelative ) iVersion = nCurrent + iVersion;

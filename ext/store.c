@@ -236,6 +236,10 @@ int store_current_version(sqlite3 *db, const char *zSchema,
   if( rc==SQLITE_ROW ){
     *pVersion = sqlite3_column_int64(pStmt, 0);
     rc = SQLITE_OK;
+    /* Only a damaged table has an epoch that is not a version number. */
+    if( sqlite3_column_type(pStmt, 0)!=SQLITE_INTEGER || *pVersion<0 ){
+      rc = SQLITE_CORRUPT_VTAB;
+    }
   }else if( rc==SQLITE_DONE ){
     rc = SQLITE_OK;
   }
@@ -312,6 +316,15 @@ int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
   while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
     const char *zOp = (const char *)sqlite3_column_text(pStmt, 2);
     if( zOp && strcmp(zOp, "remove")==0 ) continue;
+    if( zOp==NULL || (strcmp(zOp, "add")!=0 && strcmp(zOp, "reweight")!=0
+                      && strcmp(zOp, "rename")!=0) ){
+      if( sqlite3_errcode(db)==SQLITE_NOMEM ){ rc = SQLITE_NOMEM; break; }
+      *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s_history has an "
+                               "unknown op: %s", zSchema, zName, zName,
+                               zOp ? zOp : "NULL");
+      rc = SQLITE_CORRUPT_VTAB;
+      break;
+    }
     int eType = sqlite3_column_type(pStmt, 1);
     const char *zNode = (const char *)sqlite3_column_text(pStmt, 0);
     int nNode = sqlite3_column_bytes(pStmt, 0);
@@ -599,15 +612,23 @@ static int store_fail(ring_store *st, int rc, const char *zFmt, ...){
   return rc;
 }
 
+/* A statement on the shadow tables did not prepare: a table or column is
+** missing, so the ring is corrupt (or SQLite is out of memory, or busy). */
+static int store_prepare_fail(ring_store *st, int rc){
+  if( rc==SQLITE_ERROR ){
+    return store_fail(st, SQLITE_CORRUPT_VTAB, "ring %s.%s is corrupt: %s",
+                      st->zSchema, st->zName, sqlite3_errmsg(st->db));
+  }
+  return store_fail(st, rc, "%s: %s", st->zName, sqlite3_errmsg(st->db));
+}
+
 /* The cached statement i, prepared on first use and reset for reuse. */
 static int store_stmt(ring_store *st, int i, sqlite3_stmt **ppStmt){
   if( st->aStmt[i]==NULL ){
     int rc = prepare_fmt(st->db, &st->aStmt[i], SQLITE_PREPARE_PERSISTENT,
                          azStmtSql[i], st->zSchema, st->zName,
                          st->zSchema, st->zName);
-    if( rc!=SQLITE_OK ){
-      return store_fail(st, rc, "%s: %s", st->zName, sqlite3_errmsg(st->db));
-    }
+    if( rc!=SQLITE_OK ) return store_prepare_fail(st, rc);
   }
   *ppStmt = st->aStmt[i];
   return SQLITE_OK;
@@ -830,9 +851,7 @@ int store_scan(ring_store *st, int eBy, sqlite3_value *pArg,
   int rc = prepare_fmt(st->db, ppStmt, 0,
       "SELECT id, node, weight FROM \"%w\".\"%w_nodes\"%s ORDER BY id",
       st->zSchema, st->zName, azWhere[eBy]);
-  if( rc!=SQLITE_OK ){
-    return store_fail(st, rc, "%s: %s", st->zName, sqlite3_errmsg(st->db));
-  }
+  if( rc!=SQLITE_OK ) return store_prepare_fail(st, rc);
   if( eBy ) sqlite3_bind_value(*ppStmt, 1, pArg);
   return SQLITE_OK;
 }
