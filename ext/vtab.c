@@ -36,7 +36,8 @@ typedef struct chash_vtab {
   chash_conn *conn;        /* the connection's ring caches */
   char *zSchema;           /* schema holding the table */
   char *zName;             /* the table's name */
-  ring_store *store;       /* its shadow tables */
+  ring_store *store;       /* its shadow tables; NULL if they are corrupt */
+  char *zCorrupt;          /* then: what is wrong with them */
 } chash_vtab;
 
 typedef struct chash_cursor {
@@ -58,6 +59,7 @@ static void vtab_error(chash_vtab *p, const char *zFmt, ...){
 static void vtab_free(chash_vtab *p){
   if( p==NULL ) return;
   store_close(p->store);
+  sqlite3_free(p->zCorrupt);
   sqlite3_free(p->zSchema);
   sqlite3_free(p->zName);
   sqlite3_free(p);
@@ -133,6 +135,13 @@ static int chash_init(sqlite3 *db, void *pAux, int argc,
     return SQLITE_NOMEM;
   }
   rc = store_open(db, zSchema, zName, &p->store, pzErr);
+  if( rc==SQLITE_CORRUPT_VTAB && !bCreate ){
+    /* Connect all the same, so that DROP TABLE can remove a damaged ring;
+    ** everything else reports the damage (store_ok). */
+    p->zCorrupt = *pzErr;
+    *pzErr = NULL;
+    rc = p->zCorrupt ? SQLITE_OK : SQLITE_NOMEM;
+  }
   if( rc!=SQLITE_OK ){
     vtab_free(p);
     return rc;
@@ -153,6 +162,14 @@ static int chash_connect(sqlite3 *db, void *pAux, int argc,
   return chash_init(db, pAux, argc, argv, ppVtab, pzErr, 0);
 }
 
+/* SQLITE_OK if the table's shadow tables could be opened, else the error
+** that says how they are corrupt. */
+static int store_ok(chash_vtab *p){
+  if( p->store ) return SQLITE_OK;
+  vtab_error(p, "%s", p->zCorrupt);
+  return SQLITE_CORRUPT_VTAB;
+}
+
 static int chash_disconnect(sqlite3_vtab *pVtab){
   vtab_free((chash_vtab *)pVtab);
   return SQLITE_OK;
@@ -160,7 +177,7 @@ static int chash_disconnect(sqlite3_vtab *pVtab){
 
 static int chash_destroy(sqlite3_vtab *pVtab){
   chash_vtab *p = (chash_vtab *)pVtab;
-  store_reset_statements(p->store);
+  if( p->store ) store_reset_statements(p->store);
   int rc = store_drop(p->db, p->zSchema, p->zName);
   if( rc==SQLITE_OK ) vtab_free(p);
   return rc;
@@ -236,6 +253,7 @@ static int chash_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
   chash_cursor *c = (chash_cursor *)pCursor;
   chash_vtab *p = (chash_vtab *)pCursor->pVtab;
   cursor_reset(c);
+  if( store_ok(p)!=SQLITE_OK ) return SQLITE_CORRUPT_VTAB;
   int rc = store_scan(p->store, idxNum, argc>0 ? argv[0] : NULL, &c->pStmt);
   if( rc!=SQLITE_OK ){
     vtab_error(p, "%s", store_errmsg(p->store));
@@ -383,7 +401,8 @@ static int name_conflict(chash_vtab *p, int64_t idOther, const char *zNode){
 static int update_row(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                       sqlite3_int64 *pRowid){
   chash_vtab *p = (chash_vtab *)pVtab;
-  int rc;
+  int rc = store_ok(p);
+  if( rc!=SQLITE_OK ) return rc;
   if( argc==1 ){
     rc = store_remove(p->store, sqlite3_value_int64(argv[0]));
     return rc==SQLITE_OK ? rc : store_error(p, rc);
@@ -455,12 +474,15 @@ static int chash_begin(sqlite3_vtab *pVtab){
 ** xSync because errors from xCommit are ignored. */
 static int chash_sync(sqlite3_vtab *pVtab){
   chash_vtab *p = (chash_vtab *)pVtab;
-  int rc = store_commit_epoch(p->store);
+  int rc = store_ok(p);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = store_commit_epoch(p->store);
   return rc==SQLITE_OK ? rc : store_error(p, rc);
 }
 
 static int chash_rename(sqlite3_vtab *pVtab, const char *zNew){
   chash_vtab *p = (chash_vtab *)pVtab;
+  if( store_ok(p)!=SQLITE_OK ) return SQLITE_CORRUPT_VTAB;
   char *zName = sqlite3_mprintf("%s", zNew);
   if( zName==NULL ) return SQLITE_NOMEM;
   store_reset_statements(p->store);
