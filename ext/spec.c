@@ -106,9 +106,10 @@ static void cache_put(chash_conn *conn, const char *zKey, int64_t tag, ring *r){
 ** version iVersion, or the current ring if bCurrent. Checks the version is
 ** in range. New reference in *ppRing.
 */
-static int table_ring(chash_conn *conn, const char *zSchema, const char *zName,
-                      int bCurrent, int bRelative, int64_t iVersion,
-                      const char *zSpec, ring **ppRing, char **pzErr){
+static int table_ring_read(chash_conn *conn, const char *zSchema,
+                           const char *zName, int bCurrent, int bRelative,
+                           int64_t iVersion, const char *zSpec, ring **ppRing,
+                           char **pzErr){
   sqlite3 *db = conn->db;
   store_info info;
   int64_t nCurrent;
@@ -161,6 +162,34 @@ static int table_ring(chash_conn *conn, const char *zSchema, const char *zName,
   }
   sqlite3_free(zKey);
   *ppRing = r;
+  return rc;
+}
+
+/*
+** table_ring_read, with the configuration, the version and the nodes read
+** from one snapshot of the database. Each read is its own statement; when
+** the calling statement reads no table of that schema, each would
+** otherwise see the latest commit at its own time, and a ring could be
+** built from nodes newer than its version number and stamp say. A
+** statement left open on the schema holds one read transaction for all.
+*/
+static int table_ring(chash_conn *conn, const char *zSchema, const char *zName,
+                      int bCurrent, int bRelative, int64_t iVersion,
+                      const char *zSpec, ring **ppRing, char **pzErr){
+  sqlite3_stmt *pPin = NULL;
+  char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema", zSchema);
+  if( zSql==NULL ) return SQLITE_NOMEM;
+  int rc = sqlite3_prepare_v2(conn->db, zSql, -1, &pPin, NULL);
+  sqlite3_free(zSql);
+  if( rc==SQLITE_OK ) rc = sqlite3_step(pPin);
+  if( rc==SQLITE_ROW || rc==SQLITE_DONE ){
+    rc = table_ring_read(conn, zSchema, zName, bCurrent, bRelative, iVersion,
+                         zSpec, ppRing, pzErr);
+  }else if( rc!=SQLITE_NOMEM ){
+    *pzErr = sqlite3_mprintf("ring %s.%s: %s", zSchema, zName,
+                             sqlite3_errmsg(conn->db));
+  }
+  sqlite3_finalize(pPin);
   return rc;
 }
 
