@@ -441,20 +441,23 @@ static int json_ring(chash_conn *conn, const char *z, int n, ring **ppRing,
     return SQLITE_OK;
   }
   int rc;
-  /* json_type() raises an error on malformed JSON: ask only if valid. */
-  sqlite3_stmt *pStmt = json_query(db, "SELECT json_valid(?1),"
-                                   " CASE WHEN json_valid(?1) THEN json_type(?1)"
-                                   " END", z, n, &rc);
+  /* json_type() fails with SQLITE_ERROR on malformed JSON, and with
+  ** SQLITE_NOMEM when memory runs out (json_valid() would say 0 for both). */
+  sqlite3_stmt *pStmt = json_query(db, "SELECT json_type(?1)", z, n, &rc);
   if( pStmt==NULL ){
     sqlite3_free(zKey);
     return rc;
   }
-  char zType[8] = "";
+  char zType[8] = "";                 /* stays empty: malformed */
   rc = sqlite3_step(pStmt);
-  if( rc==SQLITE_ROW && sqlite3_column_int(pStmt, 0) ){
-    snprintf(zType, sizeof(zType), "%s", sqlite3_column_text(pStmt, 1));
+  if( rc==SQLITE_ROW ){
+    const char *zJsonType = (const char *)sqlite3_column_text(pStmt, 0);
+    if( zJsonType ) snprintf(zType, sizeof(zType), "%s", zJsonType);
+    rc = zJsonType ? SQLITE_OK : SQLITE_NOMEM;
+  }else if( rc==SQLITE_ERROR ){
+    rc = SQLITE_OK;
   }
-  rc = sqlite3_finalize(pStmt);
+  sqlite3_finalize(pStmt);
   ring_config cfg;
   ring_config_default(&cfg);
   ring_input *aInput = NULL;
@@ -605,8 +608,11 @@ ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
   ring *r = NULL;
   char *zErr = NULL;
   int rc = resolve(conn, eType, z, n, i, &r, &zErr);
-  /* resolve() words every error it makes; no words: they ran out of memory. */
-  if( rc==SQLITE_ERROR && zErr==NULL ) rc = SQLITE_NOMEM;
+  /* resolve() words every error and corruption it finds; no words: they
+  ** ran out of memory. */
+  if( (rc==SQLITE_ERROR || rc==SQLITE_CORRUPT_VTAB) && zErr==NULL ){
+    rc = SQLITE_NOMEM;
+  }
   if( rc!=SQLITE_OK ){
     if( rc==SQLITE_NOMEM ){
       sqlite3_result_error_nomem(ctx);

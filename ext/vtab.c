@@ -56,6 +56,22 @@ static void vtab_error(chash_vtab *p, const char *zFmt, ...){
   va_end(ap);
 }
 
+/* An error whose message could not be built is an out-of-memory error. */
+static int vtab_result(chash_vtab *p, int rc){
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && p->base.zErrMsg==NULL ){
+    return SQLITE_NOMEM;
+  }
+  return rc;
+}
+
+/* The store's last error becomes the table's. */
+static int store_error(chash_vtab *p, int rc){
+  if( rc!=SQLITE_NOMEM && store_errmsg(p->store) ){
+    vtab_error(p, "%s", store_errmsg(p->store));
+  }
+  return rc;
+}
+
 static void vtab_free(chash_vtab *p){
   if( p==NULL ) return;
   store_close(p->store);
@@ -150,16 +166,23 @@ static int chash_init(sqlite3 *db, void *pAux, int argc,
   return SQLITE_OK;
 }
 
+/* An error of chash_init without a message: building it ran out of
+** memory (SQLite would say "vtable constructor failed"). */
+static int init_result(int rc, char **pzErr){
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && *pzErr==NULL ) rc = SQLITE_NOMEM;
+  return rc;
+}
+
 static int chash_create(sqlite3 *db, void *pAux, int argc,
                         const char *const *argv, sqlite3_vtab **ppVtab,
                         char **pzErr){
-  return chash_init(db, pAux, argc, argv, ppVtab, pzErr, 1);
+  return init_result(chash_init(db, pAux, argc, argv, ppVtab, pzErr, 1), pzErr);
 }
 
 static int chash_connect(sqlite3 *db, void *pAux, int argc,
                          const char *const *argv, sqlite3_vtab **ppVtab,
                          char **pzErr){
-  return chash_init(db, pAux, argc, argv, ppVtab, pzErr, 0);
+  return init_result(chash_init(db, pAux, argc, argv, ppVtab, pzErr, 0), pzErr);
 }
 
 /* SQLITE_OK if the table's shadow tables could be opened, else the error
@@ -253,13 +276,13 @@ static int chash_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
   chash_cursor *c = (chash_cursor *)pCursor;
   chash_vtab *p = (chash_vtab *)pCursor->pVtab;
   cursor_reset(c);
-  if( store_ok(p)!=SQLITE_OK ) return SQLITE_CORRUPT_VTAB;
-  int rc = store_scan(p->store, idxNum, argc>0 ? argv[0] : NULL, &c->pStmt);
-  if( rc!=SQLITE_OK ){
-    vtab_error(p, "%s", store_errmsg(p->store));
-    return rc;
+  int rc = store_ok(p);
+  if( rc==SQLITE_OK ){
+    rc = store_scan(p->store, idxNum, argc>0 ? argv[0] : NULL, &c->pStmt);
+    if( rc!=SQLITE_OK ) rc = store_error(p, rc);
   }
-  return chash_next(pCursor);
+  if( rc==SQLITE_OK ) rc = chash_next(pCursor);
+  return vtab_result(p, rc);
 }
 
 static int chash_eof(sqlite3_vtab_cursor *pCursor){
@@ -273,9 +296,10 @@ static int computed_column(chash_cursor *c, sqlite3_context *ctx, int iCol){
     char *zErr = NULL;
     int rc = spec_current_ring(p->conn, p->zSchema, p->zName, &c->ring, &zErr);
     if( rc!=SQLITE_OK ){
-      vtab_error(p, "%s", zErr ? zErr : sqlite3_errstr(rc));
+      /* spec.c words every error it finds; none: out of memory. */
+      if( zErr ) vtab_error(p, "%s", zErr);
       sqlite3_free(zErr);
-      return rc;
+      return vtab_result(p, rc);
     }
   }
   const char *zNode = (const char *)sqlite3_column_text(c->pStmt, 1);
@@ -371,14 +395,6 @@ static int readonly_arg(chash_vtab *p, sqlite3_value *v, const char *zCol){
   return SQLITE_ERROR;
 }
 
-/* The store's last error becomes the table's. */
-static int store_error(chash_vtab *p, int rc){
-  if( rc!=SQLITE_NOMEM && store_errmsg(p->store) ){
-    vtab_error(p, "%s", store_errmsg(p->store));
-  }
-  return rc;
-}
-
 /*
 ** Another node already has the name being written. Returns SQLITE_OK if the
 ** conflict is resolved (OR REPLACE removed the other node), else
@@ -460,9 +476,8 @@ static int update_row(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
 ** the message ran out of memory, the error is that. */
 static int chash_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                         sqlite3_int64 *pRowid){
-  int rc = update_row(pVtab, argc, argv, pRowid);
-  if( rc!=SQLITE_OK && pVtab->zErrMsg==NULL ) rc = SQLITE_NOMEM;
-  return rc;
+  return vtab_result((chash_vtab *)pVtab,
+                     update_row(pVtab, argc, argv, pRowid));
 }
 
 static int chash_begin(sqlite3_vtab *pVtab){
@@ -477,7 +492,7 @@ static int chash_sync(sqlite3_vtab *pVtab){
   int rc = store_ok(p);
   if( rc!=SQLITE_OK ) return rc;
   rc = store_commit_epoch(p->store);
-  return rc==SQLITE_OK ? rc : store_error(p, rc);
+  return rc==SQLITE_OK ? rc : vtab_result(p, store_error(p, rc));
 }
 
 static int chash_rename(sqlite3_vtab *pVtab, const char *zNew){
