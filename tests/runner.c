@@ -567,14 +567,17 @@ static void faultDisarm(void){
 /*
 ** A text image of database db's main schema: sqlite_schema and every
 ** table's rows, chash tables included (which reads them through the
-** extension and its caches). An error reading a table is part of the image.
+** extension and its caches), and the names of what the temp schema holds.
+** An error reading a table is part of the image.
 */
 static char *dumpDb(sqlite3 *db){
   sqlite3_str *pOut = sqlite3_str_new(0);
   sqlite3_stmt *pList = 0;
   char *zOut;
   int rc = sqlite3_prepare_v2(db, "SELECT type, name, sql FROM sqlite_schema"
-                              " ORDER BY name", -1, &pList, 0);
+                              " UNION ALL SELECT 'temp ' || type, name, sql"
+                              " FROM temp.sqlite_schema ORDER BY 2, 1", -1,
+                              &pList, 0);
   while( rc==SQLITE_OK && sqlite3_step(pList)==SQLITE_ROW ){
     const char *zType = (const char *)sqlite3_column_text(pList, 0);
     const char *zName = (const char *)sqlite3_column_text(pList, 1);
@@ -615,12 +618,50 @@ static char *dumpDb(sqlite3 *db){
   return zOut ? zOut : oom(sqlite3_mprintf(""));   /* NULL: nothing added */
 }
 
-/* Copy database pFrom's main schema over pTo's, with the backup API. */
-static int copyDb(sqlite3 *pTo, sqlite3 *pFrom){
-  sqlite3_backup *pBackup = sqlite3_backup_init(pTo, "main", pFrom, "main");
+/* Does the temp schema hold nothing? */
+static int isTempEmpty(sqlite3 *db){
+  sqlite3_stmt *pStmt = 0;
+  int bEmpty = 1;
+  if( sqlite3_prepare_v2(db, "SELECT 1 FROM temp.sqlite_schema", -1, &pStmt,
+                         0)==SQLITE_OK ){
+    bEmpty = sqlite3_step(pStmt)!=SQLITE_ROW;
+  }
+  sqlite3_finalize(pStmt);
+  return bEmpty;
+}
+
+/* Copy schema zFrom of pFrom over schema zTo of pTo (backup API). */
+static int copyDb(sqlite3 *pTo, const char *zTo, sqlite3 *pFrom,
+                  const char *zFrom){
+  sqlite3_backup *pBackup = sqlite3_backup_init(pTo, zTo, pFrom, zFrom);
   if( pBackup==0 ) return sqlite3_errcode(pTo);
   sqlite3_backup_step(pBackup, -1);
   return sqlite3_backup_finish(pBackup);
+}
+
+/*
+** Restore the temp schema from schema zFrom of pCopy. The backup API
+** cannot copy an empty temp schema (it has no pages), so then the temp
+** tables and views are dropped instead.
+*/
+static int restoreTemp(sqlite3 *db, sqlite3 *pCopy, const char *zFrom,
+                       int bEmpty){
+  sqlite3_stmt *pStmt = 0;
+  int rc;
+  if( !bEmpty ) return copyDb(db, "temp", pCopy, zFrom);
+  rc = sqlite3_prepare_v2(db, "SELECT type, name FROM temp.sqlite_schema"
+                          " WHERE type IN ('table', 'view') LIMIT 1", -1,
+                          &pStmt, 0);
+  while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+    char *zDrop = oom(sqlite3_mprintf("DROP %s temp.\"%w\"",
+                                      sqlite3_column_text(pStmt, 0),
+                                      sqlite3_column_text(pStmt, 1)));
+    sqlite3_reset(pStmt);
+    rc = sqlite3_exec(db, zDrop, 0, 0, 0);
+    sqlite3_free(zDrop);
+  }
+  sqlite3_finalize(pStmt);
+  return rc;
 }
 
 /*
@@ -678,21 +719,30 @@ static int runSqlOnce(sqlite3 *db, const char *zSql, int bQuery){
 ** (zExpect, when SQLite recovered from the fault); for an atomic record the
 ** database must then be exactly as before. A run that succeeds or changes
 ** the database is undone by restoring a copy, so every run starts from
-** the same state, and so does the record's ordinary run afterwards.
+** the same state, and so does the record's ordinary run afterwards. The
+** copy covers the main and temp schemas. A record that runs inside a
+** transaction left open by an earlier one cannot be copied around, and is
+** not tested (returns 0 at once).
 ** Returns 0 if the record passed, else 1 (and the failure is reported).
 */
 static int oomTest(Script *p, int iLine, const char *zSql, int bQuery,
                    const char *zExpect){
   sqlite3 *db = currentDb(p);
-  int bTxn = !sqlite3_get_autocommit(db);
-  int bAtomic = bQuery || isAtomic(db, zSql);
-  char *zBefore = dumpDb(db);
+  int bAtomic, bTempEmpty;
+  char *zBefore;
   sqlite3 *pCopy = 0;
   int bFailed = 0;
   int bPersist;
 
+  if( !sqlite3_get_autocommit(db) ) return 0;
+  bAtomic = bQuery || isAtomic(db, zSql);
+  bTempEmpty = isTempEmpty(db);
+  zBefore = dumpDb(db);
   if( sqlite3_open(":memory:", &pCopy)!=SQLITE_OK
-   || (!bQuery && copyDb(pCopy, db)!=SQLITE_OK) ){
+   || sqlite3_exec(pCopy, "ATTACH ':memory:' AS t", 0, 0, 0)!=SQLITE_OK
+   || (!bQuery && (copyDb(pCopy, "main", db, "main")!=SQLITE_OK
+                   || (!bTempEmpty
+                       && copyDb(pCopy, "t", db, "temp")!=SQLITE_OK))) ){
     fail(p, iLine, "oom: cannot copy the database: %s", sqlite3_errmsg(pCopy));
     sqlite3_close(pCopy);
     sqlite3_free(zBefore);
@@ -716,7 +766,7 @@ static int oomTest(Script *p, int iLine, const char *zSql, int bQuery,
         showText(0, zSql);
         bFailed = 1;
       }
-      if( !bTxn && !sqlite3_get_autocommit(db) ){
+      if( !sqlite3_get_autocommit(db) ){
         sqlite3_exec(db, "ROLLBACK", 0, 0, 0);
       }
       zAfter = dumpDb(db);
@@ -730,7 +780,8 @@ static int oomTest(Script *p, int iLine, const char *zSql, int bQuery,
           showText("after", zAfter);
           bFailed = 1;
         }
-        if( copyDb(db, pCopy)!=SQLITE_OK ){
+        if( copyDb(db, "main", pCopy, "main")!=SQLITE_OK
+         || restoreTemp(db, pCopy, "t", bTempEmpty)!=SQLITE_OK ){
           fail(p, iLine, "oom: cannot restore the database: %s",
                sqlite3_errmsg(db));
           bFailed = 1;
