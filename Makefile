@@ -5,7 +5,8 @@
 #   make test       build, then run every tests/*.test and the unit tests
 #   make test-asan  the same, built with AddressSanitizer and UBSan
 #   make test-valgrind  the .test files under valgrind memcheck
-#   make test-hard  the hardening programs: concurrency and crash rounds
+#   make test-oom   every .test file under out-of-memory fault injection
+#   make test-hard  concurrency, crash rounds and the slow limits tests
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60)
 #   make deps       install the Debian packages the build needs (as root)
 #
@@ -23,7 +24,7 @@ SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
 
 DEBS = gcc clang libclang-rt-14-dev valgrind make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev python3 python3-xxhash
 
-.PHONY: all deps demo test test-asan test-valgrind test-hard fuzz unit clean
+.PHONY: all deps demo test test-asan test-valgrind test-oom test-hard fuzz unit clean
 
 all: chash.so
 
@@ -87,6 +88,11 @@ test-valgrind: chash.so tests/runner
 	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
 	  tests/runner --ext ./chash.so tests/*.test
 
+# Every statement and query of every .test file, run first with allocation
+# N = 1, 2, 3 ... failing (see tests/runner.c, "oom").
+test-oom: chash.so tests/runner
+	tests/runner --oom --ext ./chash.so tests/*.test
+
 # Processes against one database: concurrent readers and writers (WAL), and
 # writers killed with SIGKILL mid-transaction. HARD_SECONDS and
 # CRASH_ROUNDS bound them; CI uses the defaults, larger runs are on demand.
@@ -99,9 +105,10 @@ tests/concurrency: tests/concurrency.c | deps
 tests/crash: tests/crash.c | deps
 	$(CC) $(STD) $(CFLAGS) $(WARN) -o $@ $< -lsqlite3
 
-test-hard: chash.so tests/concurrency tests/crash
+test-hard: chash.so tests/runner tests/concurrency tests/crash
 	tests/concurrency --ext ./chash.so --seconds $(HARD_SECONDS)
 	tests/crash --ext ./chash.so --rounds $(CRASH_ROUNDS)
+	tests/runner --ext ./chash.so tests/slow/*.test
 
 # libFuzzer targets (clang): the extension linked in statically with the
 # system libsqlite3. New corpus entries go to build/fuzz/corpus-NAME; the
