@@ -701,10 +701,12 @@ static int read_counters(ring_store *st, store_counters *c){
     return store_fail(st, sqlite3_errcode(st->db), "%s: %s", st->zName,
                       sqlite3_errmsg(st->db));
   }
-  if( c->next_id<1 ){
+  /* Out of range only if damaged; the arithmetic on them must not overflow. */
+  if( c->next_id<1 || c->next_id==INT64_MAX || c->epoch<0
+   || c->epoch==INT64_MAX || c->points<0 || c->points>RING_MAX_POINTS ){
     return store_fail(st, SQLITE_CORRUPT_VTAB, "ring %s.%s is corrupt: "
-                      "%s_config has no valid nextid", st->zSchema, st->zName,
-                      st->zName);
+                      "%s_config has an epoch, nextid or points out of range",
+                      st->zSchema, st->zName, st->zName);
   }
   return SQLITE_OK;
 }
