@@ -93,6 +93,10 @@ int store_create(sqlite3 *db, const char *zSchema, const char *zName,
                  const ring_config *cfg, char **pzErr){
   char zSeed[32];
   options_seed_text(cfg, zSeed, sizeof(zSeed));
+  /* For the message: when the script fails for want of memory, SQLite
+  ** resets the schema, which frees the table's arguments (zName too). */
+  char *zTable = sqlite3_mprintf("%s", zName);
+  if( zTable==NULL ) return SQLITE_NOMEM;
   int rc = exec_fmt(db,
     "CREATE TABLE \"%w\".\"%w_config\"(key TEXT PRIMARY KEY, value)"
     " WITHOUT ROWID;"
@@ -109,10 +113,11 @@ int store_create(sqlite3 *db, const char *zSchema, const char *zName,
     ring_algorithm_name(cfg->algorithm), hash_name(cfg->hash), cfg->vnodes,
     zSeed, (long long)random_int64(), (long long)random_int64(),
     zSchema, zName, zSchema, zName);
-  if( rc!=SQLITE_OK ){
-    *pzErr = sqlite3_mprintf("%s: cannot create shadow tables: %s", zName,
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
+    *pzErr = sqlite3_mprintf("%s: cannot create shadow tables: %s", zTable,
                              sqlite3_errmsg(db));
   }
+  sqlite3_free(zTable);
   return rc;
 }
 
@@ -270,7 +275,8 @@ static int node_list_add(node_list *p, const char *z, int n, double w){
     p->zNames = zNew;
     p->nNamesAlloc = nNew;
   }
-  memcpy(p->zNames + p->nNames, z, n);
+  /* An empty name (only in a damaged table) may meet zNames still NULL. */
+  if( n>0 ) memcpy(p->zNames + p->nNames, z, n);
   /* Names are offsets until the list is complete (zNames may move). */
   p->aInput[p->n].name = (const char *)(uintptr_t)p->nNames;
   p->aInput[p->n].name_len = (uint32_t)n;
