@@ -3,7 +3,8 @@
 **
 ** Each target links the extension statically (the ext/ sources built with
 ** -DSQLITE_CORE) against the system libsqlite3 and calls
-** sqlite3_chash_init() on a fresh in-memory database per input. A target
+** sqlite3_chash_init() on a fresh in-memory database per input (a copy of
+** a database image made once, where rings must exist). A target
 ** may see any error from SQL; what it must never see is a crash, a
 ** sanitizer report, a leak, or a statement that runs away (a progress
 ** handler stops those).
@@ -41,6 +42,45 @@ static inline sqlite3 *fuzz_open(int *pnProgress){
   return db;
 }
 
+/* Close, which must succeed: every statement of the extension finalized. */
+static inline void fuzz_close(sqlite3 *db){
+  if( sqlite3_close(db)!=SQLITE_OK ){
+    fprintf(stderr, "fuzz: close failed: statements left unfinalized\n");
+    abort();
+  }
+}
+
+/*
+** A fresh in-memory database with chash loaded, holding what zSetup
+** creates. zSetup runs once per process; every later call gets a copy of
+** the resulting database image (sqlite3_deserialize), which is much
+** faster than creating rings again for every input.
+*/
+static inline sqlite3 *fuzz_open_image(const char *zSetup, int *pnProgress){
+  static unsigned char *aImage = NULL;
+  static sqlite3_int64 nImage = 0;
+  if( aImage==NULL ){
+    sqlite3 *db = fuzz_open(pnProgress);
+    if( sqlite3_exec(db, zSetup, NULL, NULL, NULL)!=SQLITE_OK ){
+      fprintf(stderr, "fuzz: setup failed: %s\n", sqlite3_errmsg(db));
+      abort();
+    }
+    aImage = sqlite3_serialize(db, "main", &nImage, 0);
+    fuzz_close(db);
+    if( aImage==NULL ) abort();
+  }
+  sqlite3 *db = fuzz_open(pnProgress);
+  unsigned char *aCopy = sqlite3_malloc64(nImage);
+  if( aCopy==NULL ) abort();
+  memcpy(aCopy, aImage, nImage);
+  if( sqlite3_deserialize(db, "main", aCopy, nImage, nImage,
+                          SQLITE_DESERIALIZE_FREEONCLOSE
+                          | SQLITE_DESERIALIZE_RESIZEABLE)!=SQLITE_OK ){
+    abort();
+  }
+  return db;
+}
+
 /* Run zSql; errors are expected and ignored. */
 static inline void fuzz_exec(sqlite3 *db, const char *zSql){
   sqlite3_exec(db, zSql, NULL, NULL, NULL);
@@ -57,8 +97,8 @@ static inline void fuzz_drain(sqlite3_stmt *pStmt){
 }
 
 /* Prepare and drain one statement, binding ?1 to the text or blob given. */
-static inline void fuzz_query(sqlite3 *db, const char *zSql, const void *p, int n,
-                       int bBlob){
+static inline void fuzz_query(sqlite3 *db, const char *zSql, const void *p,
+                              int n, int bBlob){
   sqlite3_stmt *pStmt = NULL;
   if( sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL)!=SQLITE_OK ) return;
   if( p ){
@@ -67,14 +107,6 @@ static inline void fuzz_query(sqlite3 *db, const char *zSql, const void *p, int 
   }
   fuzz_drain(pStmt);
   sqlite3_finalize(pStmt);
-}
-
-/* Close, which must succeed: every statement of the extension finalized. */
-static inline void fuzz_close(sqlite3 *db){
-  if( sqlite3_close(db)!=SQLITE_OK ){
-    fprintf(stderr, "fuzz: close failed: statements left unfinalized\n");
-    abort();
-  }
 }
 
 #endif

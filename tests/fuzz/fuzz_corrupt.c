@@ -46,14 +46,13 @@ static void use_ring(sqlite3 *db){
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size){
   if( size>64 ) return 0;
   int nProgress;
-  sqlite3 *db = fuzz_open(&nProgress);
-  fuzz_exec(db,
+  sqlite3 *db = fuzz_open_image(
     "CREATE VIRTUAL TABLE r USING chash(vnodes=5);"
     "INSERT INTO r(node) VALUES ('a'), ('b');"
     "INSERT INTO r(node, weight) VALUES ('c', 2);"
     "BEGIN; UPDATE r SET weight=3 WHERE node='a'; DELETE FROM r WHERE node='b';"
     " COMMIT;"
-    "UPDATE r SET node='d' WHERE node='c';");
+    "UPDATE r SET node='d' WHERE node='c';", &nProgress);
   sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 0, (int *)0);
   for(size_t i=0; i+4<=size; i+=4){
     int t = data[i] % 3;

@@ -37,8 +37,8 @@ static void check(sqlite3 *db){
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size){
   if( size>512 ) return 0;
   int nProgress;
-  sqlite3 *db = fuzz_open(&nProgress);
-  fuzz_exec(db, "CREATE VIRTUAL TABLE r USING chash(vnodes=3)");
+  sqlite3 *db = fuzz_open_image("CREATE VIRTUAL TABLE r USING chash(vnodes=3)",
+                                 &nProgress);
   for(size_t i=0; i<size; i++){
     int op = data[i] & 0xf, arg = data[i] >> 4;
     char zName[40];

@@ -12,12 +12,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size){
     "r", "m", "r@1", "{\"nodes\":{\"p\":1,\"q\":0.001},\"vnodes\":3}",
   };
   int nProgress;
-  sqlite3 *db = fuzz_open(&nProgress);
-  fuzz_exec(db,
+  sqlite3 *db = fuzz_open_image(
     "CREATE VIRTUAL TABLE r USING chash(vnodes=16, seed=99);"
     "CREATE VIRTUAL TABLE m USING chash(algorithm=modn, hash=xxh64);"
     "INSERT INTO r(node) VALUES ('a'), ('b'), ('c');"
-    "INSERT INTO m(node) VALUES ('a'), ('b'), ('c');");
+    "INSERT INTO m(node) VALUES ('a'), ('b'), ('c');", &nProgress);
   sqlite3_stmt *pStmt = NULL;
   if( sqlite3_prepare_v2(db,
         "SELECT ch_locate(?1, ?2), ch_locate(?1, ?2), ch_moved(?1, ?2, ?2),"
