@@ -8,6 +8,10 @@
 #   make test-oom   every .test file under out-of-memory fault injection
 #   make test-hard  concurrency, crash rounds and the slow limits tests
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60)
+#   make test-compat  ketama against the real nutcracker and libmemcached
+#   make bench      the benchmark (tests/bench/bench.c; docs/performance.md)
+#   make experiments  run sql/vnode_sweep.sql, modn_vs_ring.sql and
+#                   properties.sql; tables and gnuplot SVG/PNG plots in out/
 #   make deps       install the Debian packages the build needs (as root)
 #
 # Missing Debian packages are installed with apt-get when run as root;
@@ -16,15 +20,20 @@
 CC      ?= gcc
 CFLAGS  ?= -O2
 WARN     = -Wall -Wextra -Werror
-STD      = -std=gnu11
+STD      = -std=gnu11 -ffp-contract=off
 SOFLAGS  = -fPIC -shared -fvisibility=hidden
 SRC      = $(wildcard ext/*.c)
-HDR      = $(wildcard ext/*.h)
+# the pure C core (no SQLite), which tests/ring_test links directly
+CORE     = ext/ring.c ext/ring_points.c ext/ring_index.c ext/hash.c \
+           ext/keyhash.c ext/options.c ext/ketama.c ext/jump.c \
+           ext/rendezvous.c ext/maglev.c
+HDR      = $(wildcard ext/*.h) tests/unit.h
+LIBS     = -lnettle -lz -lm
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
 
-DEBS = gcc clang libclang-rt-14-dev valgrind make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev python3 python3-xxhash
+DEBS = gcc clang libclang-rt-14-dev valgrind make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev zlib1g-dev python3 python3-xxhash
 
-.PHONY: all deps demo test test-asan test-valgrind test-oom test-hard fuzz unit clean
+.PHONY: all deps demo test test-asan test-valgrind test-oom test-hard fuzz test-compat unit bench clean experiments plot-deps
 
 all: chash.so
 
@@ -46,39 +55,72 @@ deps:
 	fi
 
 chash.so: $(SRC) $(HDR) | deps
-	$(CC) $(STD) $(CFLAGS) $(WARN) $(SOFLAGS) -o $@ $(SRC) -lm
+	$(CC) $(STD) $(CFLAGS) $(WARN) $(SOFLAGS) -o $@ $(SRC) $(LIBS)
 
 tests/runner: tests/runner.c | deps
 	$(CC) $(STD) $(CFLAGS) $(WARN) -o $@ $< -lsqlite3 -lnettle
 
-tests/ring_test: tests/ring_test.c ext/ring.c ext/hash.c ext/options.c $(HDR) | deps
-	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/ring_test.c ext/ring.c ext/hash.c ext/options.c -lm
+tests/ring_test: tests/ring_test.c $(CORE) $(HDR) | deps
+	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/ring_test.c $(CORE) $(LIBS)
 
 demo: chash.so
 	sqlite3 :memory: -cmd '.load ./chash' < sql/demo.sql
 
-test: chash.so tests/runner tests/ring_test
+tests/algos_test: tests/algos_test.c $(CORE) $(HDR) | deps
+	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/algos_test.c $(CORE) $(LIBS)
+
+tests/ring_points_test: tests/ring_points_test.c $(CORE) $(HDR) | deps
+	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/ring_points_test.c $(CORE) $(LIBS)
+
+# The benchmark links the ring core directly and loads chash.so for the
+# rest; with libmemcached-dev installed it also races libmemcached's ketama.
+BENCH_LM = $(shell pkg-config --exists libmemcached 2>/dev/null && echo \
+             -DBENCH_LIBMEMCACHED $$(pkg-config --libs libmemcached))
+tests/bench/bench: tests/bench/bench.c $(CORE) $(HDR) | deps
+	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/bench/bench.c $(CORE) \
+	  -lsqlite3 $(BENCH_LM) $(LIBS)
+
+bench: chash.so tests/bench/bench
+	tests/bench/bench --ext ./chash.so
+
+test: chash.so tests/runner tests/ring_test tests/algos_test tests/ring_points_test
 	tests/ring_test
+	tests/algos_test
+	tests/ring_points_test
 	/usr/bin/python3 tests/reference.py --check
+	/usr/bin/python3 tests/analysis_gen.py --check
 	tests/runner --ext ./chash.so tests/*.test
+	tests/migration.sh ./chash.so
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer;
 # any report fails the run.
 build/asan/chash.so: $(SRC) $(HDR) | deps
 	@mkdir -p build/asan
-	$(CC) $(STD) -O1 $(WARN) $(SAN) $(SOFLAGS) -o $@ $(SRC) -lm
+	$(CC) $(STD) -O1 $(WARN) $(SAN) $(SOFLAGS) -o $@ $(SRC) $(LIBS)
 
 build/asan/runner: tests/runner.c | deps
 	@mkdir -p build/asan
 	$(CC) $(STD) -O1 $(WARN) $(SAN) -o $@ $< -lsqlite3 -lnettle
 
-build/asan/ring_test: tests/ring_test.c ext/ring.c ext/hash.c ext/options.c $(HDR) | deps
+build/asan/ring_test: tests/ring_test.c $(CORE) $(HDR) | deps
 	@mkdir -p build/asan
-	$(CC) $(STD) -O1 $(WARN) $(SAN) -Iext -o $@ tests/ring_test.c ext/ring.c ext/hash.c ext/options.c -lm
+	$(CC) $(STD) -O1 $(WARN) $(SAN) -Iext -o $@ tests/ring_test.c $(CORE) $(LIBS)
 
-test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test
+build/asan/algos_test: tests/algos_test.c $(CORE) $(HDR) | deps
+	@mkdir -p build/asan
+	$(CC) $(STD) -O1 $(WARN) $(SAN) -Iext -o $@ tests/algos_test.c $(CORE) $(LIBS)
+
+build/asan/ring_points_test: tests/ring_points_test.c $(CORE) $(HDR) | deps
+	@mkdir -p build/asan
+	$(CC) $(STD) -O1 $(WARN) $(SAN) -Iext -o $@ tests/ring_points_test.c $(CORE) $(LIBS)
+
+test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test build/asan/algos_test build/asan/ring_points_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/ring_test
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  build/asan/algos_test
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  build/asan/ring_points_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/runner --ext ./build/asan/chash.so tests/*.test
 
@@ -120,7 +162,7 @@ FUZZ_FLAGS = $(STD) -g -O1 $(WARN) -fsanitize=fuzzer,address,undefined \
 
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(SRC) $(HDR) | deps
 	@mkdir -p build/fuzz
-	clang $(FUZZ_FLAGS) -o $@ $< $(SRC) -lsqlite3 -lm
+	clang $(FUZZ_FLAGS) -o $@ $< $(SRC) -lsqlite3 $(LIBS)
 
 fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 	@for t in $(FUZZ_TARGETS); do \
@@ -132,5 +174,41 @@ fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 	  grep -E '^(stat::number_of_executed_units|#[0-9]+ *DONE)' build/fuzz/$$t.log; \
 	done
 
+# ketama placement against the real routers (Debian: nutcracker, memcached,
+# libmemcached-dev); starts its own processes on loopback and stops them.
+test-compat: chash.so
+	tests/compat/run.sh
+
+# The experiments: each sql/NAME.sql prints its tables into out/NAME.txt;
+# the two that are plotted also leave their table NAME in out/NAME.tsv.
+PLOTTED = vnode_sweep modn_vs_ring
+
+plot-deps:
+	@if ! command -v gnuplot >/dev/null; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing: gnuplot-nox"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnuplot-nox; \
+	  else \
+	    echo "the plots need gnuplot; run: sudo apt-get install -y gnuplot-nox"; \
+	    exit 1; \
+	  fi; \
+	fi
+
+experiments: chash.so plot-deps
+	@mkdir -p out
+	@for e in $(PLOTTED); do \
+	  echo "== sql/$$e.sql"; \
+	  sqlite3 -bail :memory: -cmd '.load ./chash' -cmd ".read sql/$$e.sql" \
+	    -cmd ".output out/$$e.tsv" -cmd '.mode tabs' -cmd '.headers on' \
+	    "SELECT * FROM $$e" > out/$$e.txt || exit 1; \
+	  cat out/$$e.txt; \
+	done
+	@echo "== sql/properties.sql"
+	@sqlite3 -bail :memory: -cmd '.load ./chash' < sql/properties.sql > out/properties.txt
+	@cat out/properties.txt
+	gnuplot sql/plots.gp
+	@ls out/*.svg out/*.png
+
 clean:
-	rm -rf chash.so tests/runner tests/ring_test tests/concurrency tests/crash build
+	rm -rf chash.so tests/runner tests/ring_test tests/algos_test tests/ring_points_test tests/bench/bench \
+	  tests/concurrency tests/crash build

@@ -9,6 +9,7 @@
 **              per-connection caches
 **   vtab.c     the chash virtual table
 **   funcs.c    the SQL functions
+**   tvf.c      the table-valued functions
 **   chash.c    the entry point that registers them
 */
 #ifndef CHASH_H
@@ -58,14 +59,21 @@ int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
 int store_current_version(sqlite3 *db, const char *zSchema,
                           const char *zName, int64_t *pVersion);
 
+/* A statement over the change log of zSchema.zName up to version
+** iMaxEpoch, in the order of the changes: columns epoch, op, node, weight.
+** The caller finalizes it. */
+int store_history(sqlite3 *db, const char *zSchema, const char *zName,
+                  int64_t iMaxEpoch, sqlite3_stmt **ppStmt);
+
 /*
 ** Build the ring of version iVersion (replayed from %_history), or of the
 ** current nodes if iVersion<0. The ring's version field is set by the
-** caller.
+** caller. pBase (may be NULL) is an earlier ring of the table whose points
+** are reused where they still apply (ring_build_from).
 */
 int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
-                    const ring_config *cfg, int64_t iVersion, ring **ppRing,
-                    char **pzErr);
+                    const ring_config *cfg, int64_t iVersion,
+                    const ring *pBase, ring **ppRing, char **pzErr);
 
 /*
 ** Look table zName up in zSchema (case-insensitively): 1 if it is a chash
@@ -127,13 +135,36 @@ chash_conn *conn_new(sqlite3 *db);
 void conn_free(void *pConn);
 
 /*
-** The ring named by argument iArg of a function call (-1: the argument is
-** omitted, so the default ring). Resolved once per statement; the ring stays
-** valid until the statement ends, so results may point into it. On error,
-** the error (prefixed by zFunc) is set on ctx and NULL is returned.
+** The ring named by the spec pSpec (NULL: the argument is omitted, so the
+** default ring). Resolved once per statement; the ring stays valid until
+** the statement ends, so results may point into it. On error, the error
+** (prefixed by zFunc) is set on ctx and NULL is returned.
 */
 ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
                     const char *zFunc);
+
+/* The same for argument iArg of a function call (-1: omitted), faster on
+** every row after the first when the argument is a constant. */
+ring *spec_ring_at(sqlite3_context *ctx, sqlite3_value **argv, int iArg,
+                   const char *zFunc);
+
+/* The table a ring spec named (both NULL for an inline JSON ring). */
+typedef struct spec_table {
+  char *zSchema;
+  char *zName;
+} spec_table;
+void spec_table_free(spec_table *pWhere);
+
+/*
+** The same resolution for callers without a function context (the
+** table-valued functions): spec value pSpec (NULL: omitted, the default
+** ring) with the connection's caches. On success *ppRing is a new
+** reference the caller releases, and *pWhere (if not NULL) names the table,
+** freed with spec_table_free. On error, *pzErr says why, prefixed by zFunc
+** (NULL on SQLITE_NOMEM).
+*/
+int spec_ring_value(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
+                    ring **ppRing, spec_table *pWhere, char **pzErr);
 
 /* The current ring of table zSchema.zName (for the table's own columns);
 ** the caller releases it. */
@@ -154,6 +185,12 @@ int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos);
 void chash_result_error(sqlite3_context *ctx, const char *zMsg);
 
 int funcs_register(sqlite3 *db, chash_conn *conn);
+
+/* ------------------------------------------------------------------ tvf.c */
+
+/* The table-valued functions ch_points, ch_arcs, ch_diff, ch_replicas,
+** ch_history. */
+int tvf_register(sqlite3 *db, chash_conn *conn);
 
 /* ----------------------------------------------------------------- vtab.c */
 

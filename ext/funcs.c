@@ -19,16 +19,29 @@
 
 #include "chash.h"
 
-/* Decimal text of v into z (at least 21 bytes); returns its length. */
-static int format_int64(int64_t v, char *z){
-  char buf[24];
-  int n = 0;
+/* Decimal text of v, written to end at buf+24; returns where it starts.
+** Two digits per division: integer keys are the common case of a scan. */
+static const char *format_int64(int64_t v, char buf[24]){
+  static const char aPair[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536"
+    "37383940414243444546474849505152535455565758596061626364656667686970717273"
+    "7475767778798081828384858687888990919293949596979899";
+  char *z = buf + 24;
   uint64_t u = v<0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-  do{ buf[n++] = (char)('0' + u%10); u /= 10; }while( u );
-  int len = 0;
-  if( v<0 ) z[len++] = '-';
-  while( n ) z[len++] = buf[--n];
-  return len;
+  while( u>=100 ){
+    unsigned d = (unsigned)(u % 100);
+    u /= 100;
+    z -= 2;
+    memcpy(z, &aPair[2*d], 2);
+  }
+  if( u>=10 ){
+    z -= 2;
+    memcpy(z, &aPair[2*u], 2);
+  }else{
+    *--z = (char)('0' + u);
+  }
+  if( v<0 ) *--z = '-';
+  return z;
 }
 
 int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos){
@@ -39,8 +52,8 @@ int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos){
     case SQLITE_NULL:
       return 0;
     case SQLITE_INTEGER:
-      n = format_int64(sqlite3_value_int64(v), zInt);
-      p = zInt;
+      p = format_int64(sqlite3_value_int64(v), zInt);
+      n = (int)(zInt + sizeof(zInt) - (const char *)p);
       break;
     case SQLITE_BLOB:
       p = sqlite3_value_blob(v);
@@ -84,7 +97,7 @@ static const ring_node *owner_of(const ring *r, sqlite3_value *v){
 /* ch_locate(key [, ring]) */
 static void locate_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3_value *pSpec = argc>1 ? argv[1] : NULL;
-  ring *r = spec_ring_arg(ctx, pSpec, "ch_locate");
+  ring *r = spec_ring_at(ctx, argv, argc>1 ? 1 : -1, "ch_locate");
   if( r==NULL ) return;
   if( r->n_nodes==0 ){
     error_empty(ctx, "ch_locate", pSpec);
@@ -99,9 +112,9 @@ static void locate_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 /* ch_moved(key, old, new) */
 static void moved_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   (void)argc;
-  ring *rOld = spec_ring_arg(ctx, argv[1], "ch_moved");
+  ring *rOld = spec_ring_at(ctx, argv, 1, "ch_moved");
   if( rOld==NULL ) return;
-  ring *rNew = spec_ring_arg(ctx, argv[2], "ch_moved");
+  ring *rNew = spec_ring_at(ctx, argv, 2, "ch_moved");
   if( rNew==NULL ) return;
   if( rOld->n_nodes==0 || rNew->n_nodes==0 ){
     error_empty(ctx, "ch_moved", rOld->n_nodes==0 ? argv[1] : argv[2]);

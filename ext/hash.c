@@ -1,19 +1,36 @@
 /*
-** hash.c: the hash functions chash places keys and points with.
+** hash.c: the hash functions chash places keys and points with (see
+** hash.h): names, widths, and the dispatch to each function.
 **
 ** xxHash comes from Debian's libxxhash-dev and is inlined here
 ** (XXH_INLINE_ALL), so chash.so has no runtime dependency on libxxhash.
+** MD5 is nettle's and CRC-32 is zlib's (chash.so links both); the small
+** twemproxy/libmemcached hashes are in keyhash.c.
 */
 #include <strings.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
+#include <nettle/md5.h>
+#include <zlib.h>
 
 #include "hash.h"
+#include "keyhash.h"
 
 static const char *const hash_names_by_id[HASH_COUNT] = {
   [HASH_XXH3] = "xxh3",
   [HASH_XXH64] = "xxh64",
+  [HASH_MD5] = "md5",
+  [HASH_FNV1A_64] = "fnv1a_64",
+  [HASH_FNV1_64] = "fnv1_64",
+  [HASH_FNV1A_32] = "fnv1a_32",
+  [HASH_FNV1_32] = "fnv1_32",
+  [HASH_ONE_AT_A_TIME] = "one_at_a_time",
+  [HASH_CRC32] = "crc32",
+  [HASH_CRC32A] = "crc32a",
+  [HASH_MURMUR] = "murmur",
+  [HASH_JENKINS] = "jenkins",
+  [HASH_HSIEH] = "hsieh",
 };
 
 int hash_from_name(const char *zName){
@@ -28,13 +45,62 @@ const char *hash_name(hash_id id){
 }
 
 const char *hash_names(void){
-  return "xxh3, xxh64";
+  return "xxh3, xxh64, md5, fnv1a_64, fnv1_64, fnv1a_32, fnv1_32, "
+         "one_at_a_time, crc32, crc32a, murmur, jenkins, hsieh";
+}
+
+unsigned hash_space_bits(hash_id id){
+  switch( id ){
+    case HASH_XXH3:
+    case HASH_XXH64: return 64;
+    case HASH_CRC32: return 15;
+    default:         return 32;
+  }
+}
+
+int hash_has_seed(hash_id id){
+  return hash_space_bits(id)==64;
+}
+
+void hash_md5(const void *pData, size_t nData, unsigned char digest[16]){
+  struct md5_ctx ctx;
+  md5_init(&ctx);
+  md5_update(&ctx, nData, pData);
+  md5_digest(&ctx, MD5_DIGEST_SIZE, digest);
+}
+
+/* zlib's crc32 takes the length as uInt: feed long inputs in pieces. */
+static uint32_t crc32_ieee(const unsigned char *p, size_t n){
+  uLong c = crc32(0L, Z_NULL, 0);
+  while( n>0 ){
+    uInt k = n>0x40000000 ? 0x40000000 : (uInt)n;
+    c = crc32(c, p, k);
+    p += k;
+    n -= k;
+  }
+  return (uint32_t)c;
 }
 
 uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData){
+  const unsigned char *p = pData;
+  unsigned char d[16];
   switch( id ){
-    case HASH_XXH64: return XXH64(pData, nData, seed);
+    case HASH_XXH64:         return XXH64(pData, nData, seed);
+    case HASH_MD5:
+      hash_md5(pData, nData, d);
+      return (uint32_t)d[0] | (uint32_t)d[1]<<8 | (uint32_t)d[2]<<16
+           | (uint32_t)d[3]<<24;
+    case HASH_FNV1A_64:      return keyhash_fnv1a_64(p, nData);
+    case HASH_FNV1_64:       return keyhash_fnv1_64(p, nData);
+    case HASH_FNV1A_32:      return keyhash_fnv1a_32(p, nData);
+    case HASH_FNV1_32:       return keyhash_fnv1_32(p, nData);
+    case HASH_ONE_AT_A_TIME: return keyhash_one_at_a_time(p, nData);
+    case HASH_CRC32:         return (crc32_ieee(p, nData) >> 16) & 0x7fff;
+    case HASH_CRC32A:        return crc32_ieee(p, nData);
+    case HASH_MURMUR:        return keyhash_murmur(p, nData);
+    case HASH_JENKINS:       return keyhash_jenkins(p, nData);
+    case HASH_HSIEH:         return keyhash_hsieh(p, nData);
     case HASH_XXH3:
-    default:         return XXH3_64bits_withSeed(pData, nData, seed);
+    default:                 return XXH3_64bits_withSeed(pData, nData, seed);
   }
 }

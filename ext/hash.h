@@ -2,7 +2,11 @@
 ** hash.h: the hash functions chash places keys and points with.
 **
 ** Pure C, no SQLite calls. A hash is named by a hash_id; every hash maps
-** (seed, bytes) to a 64-bit position on the ring.
+** (seed, bytes) to a position on the ring, returned as a uint64_t. The
+** 64-bit hashes (xxh3, xxh64) use the whole range and take a seed. The
+** others are the key hashes of twemproxy and libmemcached, bit for bit:
+** 32-bit values (15-bit for crc32), no seed. hash_space_bits says how wide
+** a hash's positions are, so shares can be computed over the right space.
 */
 #ifndef CHASH_HASH_H
 #define CHASH_HASH_H
@@ -13,6 +17,17 @@
 typedef enum hash_id {
   HASH_XXH3 = 0,           /* XXH3_64bits_withSeed (the default) */
   HASH_XXH64,              /* XXH64 */
+  HASH_MD5,                /* MD5 word 0, little-endian (twemproxy "md5") */
+  HASH_FNV1A_64,           /* twemproxy's: FNV-1a 64, low 32 bits */
+  HASH_FNV1_64,            /* FNV-1 64, low 32 bits */
+  HASH_FNV1A_32,
+  HASH_FNV1_32,
+  HASH_ONE_AT_A_TIME,      /* Jenkins one-at-a-time (libmemcached default) */
+  HASH_CRC32,              /* libmemcached's: (crc32 >> 16) & 0x7fff */
+  HASH_CRC32A,             /* standard CRC-32 (zlib) */
+  HASH_MURMUR,             /* MurmurHash2-32, seed 0xdeadbeef*len */
+  HASH_JENKINS,            /* lookup3 hashlittle, initval 13 */
+  HASH_HSIEH,              /* SuperFastHash, initial hash 0 */
   HASH_COUNT
 } hash_id;
 
@@ -22,10 +37,19 @@ int hash_from_name(const char *zName);
 /* The canonical name of a hash, e.g. "xxh3". */
 const char *hash_name(hash_id id);
 
-/* "xxh3, xxh64": the accepted names, for error messages. */
+/* "xxh3, xxh64, md5, ...": the accepted names, for error messages. */
 const char *hash_names(void);
 
-/* The 64-bit position of nData bytes at pData under hash id and seed. */
+/* Bits in a hash's positions: 64, 32, or 15 (crc32). */
+unsigned hash_space_bits(hash_id id);
+
+/* Does the hash take a seed? (Only the 64-bit ones do.) */
+int hash_has_seed(hash_id id);
+
+/* The position of nData bytes at pData under hash id and seed. */
 uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData);
+
+/* The 16-byte MD5 digest of nData bytes at pData (ketama's points). */
+void hash_md5(const void *pData, size_t nData, unsigned char digest[16]);
 
 #endif

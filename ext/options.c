@@ -12,7 +12,7 @@
 #include "options.h"
 
 const char *options_names(void){
-  return "algorithm, hash, vnodes, seed";
+  return "algorithm, hash, vnodes, seed, table";
 }
 
 /* Parse an unsigned decimal integer of at most 20 digits, no sign, no
@@ -29,6 +29,15 @@ static int parse_u64(const char *z, uint64_t *pOut){
   return 0;
 }
 
+/* Trial division: table sizes are below 2^24. */
+static int is_prime(uint64_t v){
+  if( v<2 ) return 0;
+  for(uint64_t d=2; d*d<=v; d++){
+    if( v%d==0 ) return 0;
+  }
+  return 1;
+}
+
 int options_set(ring_config *cfg, unsigned *pSet, const char *zKey,
                 const char *zValue, char *zErr, size_t nErr){
   unsigned bit;
@@ -36,6 +45,7 @@ int options_set(ring_config *cfg, unsigned *pSet, const char *zKey,
   else if( strcasecmp(zKey, "hash")==0 )   bit = OPTION_HASH;
   else if( strcasecmp(zKey, "vnodes")==0 ) bit = OPTION_VNODES;
   else if( strcasecmp(zKey, "seed")==0 )   bit = OPTION_SEED;
+  else if( strcasecmp(zKey, "table")==0 )  bit = OPTION_TABLE;
   else{
     snprintf(zErr, nErr, "unknown option '%s'; accepted: %s", zKey,
              options_names());
@@ -85,14 +95,52 @@ int options_set(ring_config *cfg, unsigned *pSet, const char *zKey,
       }
       cfg->seed = v;
       break;
+    case OPTION_TABLE:
+      if( parse_u64(zValue, &v) || v<2 || v>RING_MAX_TABLE || !is_prime(v) ){
+        snprintf(zErr, nErr, "table: '%s' is not a prime from 2 to %d (maglev "
+                 "tables have a prime size, e.g. 65537)", zValue,
+                 RING_MAX_TABLE);
+        return 1;
+      }
+      cfg->table = (uint32_t)v;
+      break;
   }
   return 0;
 }
 
-int options_check(const ring_config *cfg, unsigned set, char *zErr, size_t nErr){
-  if( cfg->algorithm==RING_ALGO_MODN && (set & OPTION_VNODES) ){
-    snprintf(zErr, nErr, "vnodes does not apply to algorithm modn "
-             "(it has no virtual nodes)");
+int options_check(ring_config *cfg, unsigned set, char *zErr, size_t nErr){
+  ring_algorithm a = cfg->algorithm;
+  const char *zAlgo = ring_algorithm_name(a);
+  if( !(set & OPTION_HASH) ){
+    if( a==RING_ALGO_KETAMA ) cfg->hash = HASH_MD5;
+    if( a==RING_ALGO_MAGLEV ) cfg->hash = HASH_XXH64;
+  }
+  if( (set & OPTION_VNODES) && a!=RING_ALGO_RING && a!=RING_ALGO_KETAMA ){
+    snprintf(zErr, nErr, "vnodes does not apply to algorithm %s "
+             "(it has no virtual nodes; only ring and ketama do)", zAlgo);
+    return 1;
+  }
+  if( (set & OPTION_TABLE) && a!=RING_ALGO_MAGLEV ){
+    snprintf(zErr, nErr, "table does not apply to algorithm %s "
+             "(it is the lookup table size of maglev)", zAlgo);
+    return 1;
+  }
+  if( (set & OPTION_SEED) && !hash_has_seed(cfg->hash) ){
+    snprintf(zErr, nErr, "seed does not apply to hash %s (only xxh3 and "
+             "xxh64 take a seed)", hash_name(cfg->hash));
+    return 1;
+  }
+  if( a==RING_ALGO_KETAMA && hash_space_bits(cfg->hash)==64 ){
+    snprintf(zErr, nErr, "algorithm ketama has 32-bit points, so its hash "
+             "must be a 32-bit key hash, not %s: md5 (the default), "
+             "fnv1a_64, fnv1_64, fnv1a_32, fnv1_32, one_at_a_time, crc32, "
+             "crc32a, murmur, jenkins, hsieh", hash_name(cfg->hash));
+    return 1;
+  }
+  if( a==RING_ALGO_KETAMA && cfg->vnodes%4!=0 ){
+    snprintf(zErr, nErr, "vnodes: algorithm ketama needs a multiple of 4 "
+             "(each MD5 digest gives 4 points); twemproxy and libmemcached "
+             "use 160");
     return 1;
   }
   return 0;

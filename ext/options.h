@@ -1,5 +1,5 @@
 /*
-** options.h: the options of a ring (algorithm, hash, vnodes, seed), as
+** options.h: the options of a ring (algorithm, hash, vnodes, seed, table), as
 ** written in CREATE VIRTUAL TABLE ... USING chash(...) and in inline JSON
 ** ring specs. Pure C, no SQLite calls.
 */
@@ -15,8 +15,10 @@
 #define OPTION_HASH      0x02
 #define OPTION_VNODES    0x04
 #define OPTION_SEED      0x08
+#define OPTION_TABLE     0x10
+#define OPTION_ALL       0x1F
 
-/* "algorithm, hash, vnodes, seed": the accepted option names. */
+/* "algorithm, hash, vnodes, seed, table": the accepted option names. */
 const char *options_names(void);
 
 /*
@@ -27,8 +29,13 @@ const char *options_names(void);
 int options_set(ring_config *cfg, unsigned *pSet, const char *zKey,
                 const char *zValue, char *zErr, size_t nErr);
 
-/* Checks across options, after all are set: 0, or 1 with a message. */
-int options_check(const ring_config *cfg, unsigned set, char *zErr, size_t nErr);
+/*
+** After all options are set: fill in the defaults that depend on the
+** algorithm (hash md5 for ketama, xxh64 for maglev, as their peers), then
+** check the options fit together (e.g. vnodes only where there are virtual
+** nodes). Returns 0, or 1 with a message.
+*/
+int options_check(ring_config *cfg, unsigned set, char *zErr, size_t nErr);
 
 /*
 ** Split a CREATE VIRTUAL TABLE argument "key = value" in place: trims

@@ -1,5 +1,9 @@
 /*
 ** ring.c: the ring core (see ring.h for the model). Pure C, no SQLite.
+** The algorithm ring and modn live here (the ring's points are built in
+** ring_points.c, and looked up through ring_index.c's index); the others
+** are built in their own files (algos.h) and dispatched to from
+** ring_build, ring_lookup and compute_shares.
 */
 #include <math.h>
 #include <stdio.h>
@@ -7,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "ring.h"
+#include "ring_impl.h"
 
 static void *(*ring_malloc)(size_t) = malloc;
 static void (*ring_free)(void *) = free;
@@ -17,9 +21,21 @@ void ring_set_allocator(void *(*xMalloc)(size_t), void (*xFree)(void *)){
   ring_free = xFree;
 }
 
+void *ring_alloc(size_t n){
+  return ring_malloc(n);
+}
+
+void ring_dealloc(void *p){
+  ring_free(p);
+}
+
 static const char *const algorithm_names[RING_ALGO_COUNT] = {
   [RING_ALGO_RING] = "ring",
   [RING_ALGO_MODN] = "modn",
+  [RING_ALGO_KETAMA] = "ketama",
+  [RING_ALGO_JUMP] = "jump",
+  [RING_ALGO_RENDEZVOUS] = "rendezvous",
+  [RING_ALGO_MAGLEV] = "maglev",
 };
 
 void ring_config_default(ring_config *cfg){
@@ -27,6 +43,7 @@ void ring_config_default(ring_config *cfg){
   cfg->hash = HASH_XXH3;
   cfg->vnodes = 160;
   cfg->seed = 0;
+  cfg->table = RING_DEFAULT_TABLE;
 }
 
 const char *ring_algorithm_name(ring_algorithm a){
@@ -41,16 +58,39 @@ int ring_algorithm_from_name(const char *zName){
 }
 
 const char *ring_algorithm_names(void){
-  return "ring, modn";
+  return "ring, ketama, jump, rendezvous, maglev, modn";
 }
 
 int64_t ring_node_points(const ring_config *cfg, double w){
   if( !(w>0.0) || !isfinite(w) || w>RING_MAX_WEIGHT ) return -1;
+  if( cfg->algorithm==RING_ALGO_KETAMA ) return cfg->vnodes;
   if( cfg->algorithm!=RING_ALGO_RING ) return 0;
   double p = round((double)cfg->vnodes * w);   /* half away from zero */
   if( p<1.0 ) return 1;
-  if( p>(double)RING_MAX_POINTS ) return RING_MAX_POINTS+1;
-  return (int64_t)p;
+  return (int64_t)p;          /* at most 1e14: vnodes x RING_MAX_WEIGHT */
+}
+
+const char *ring_check_weight(const ring_config *cfg, double w){
+  if( cfg->algorithm==RING_ALGO_JUMP && w!=1.0 ){
+    return "algorithm jump has no weights: every node's weight must be 1";
+  }
+  return NULL;
+}
+
+const char *ring_check_count(const ring_config *cfg, uint64_t n, char *zErr,
+                             size_t nErr){
+  if( cfg->algorithm==RING_ALGO_MAGLEV && n>cfg->table ){
+    snprintf(zErr, nErr, "a maglev table of %u slots holds at most %u nodes "
+             "(%llu given); create the ring with a larger table option",
+             cfg->table, cfg->table, (unsigned long long)n);
+    return zErr;
+  }
+  return NULL;
+}
+
+int ring_has_points(const ring *r){
+  return r->config.algorithm==RING_ALGO_RING
+      || r->config.algorithm==RING_ALGO_KETAMA;
 }
 
 const char *ring_check_name(const char *z, size_t n){
@@ -94,20 +134,6 @@ static int input_compare(const void *pa, const void *pb){
   return name_compare(a->name, a->name_len, b->name, b->name_len);
 }
 
-/* A point while the ring is built: its position and its tie-break keys. */
-typedef struct build_point {
-  uint64_t pos;
-  uint32_t node;           /* index in the name-sorted node array */
-  uint32_t replica;        /* i of "N#i" */
-} build_point;
-
-static int point_compare(const void *pa, const void *pb){
-  const build_point *a = pa, *b = pb;
-  if( a->pos!=b->pos ) return a->pos<b->pos ? -1 : 1;
-  if( a->node!=b->node ) return a->node<b->node ? -1 : 1;
-  return (a->replica>b->replica) - (a->replica<b->replica);
-}
-
 void ring_retain(ring *r){
   r->refs++;
 }
@@ -116,74 +142,90 @@ void ring_release(ring *r){
   if( r==NULL || --r->refs>0 ) return;
   ring_free(r->positions);
   ring_free(r->owners);
+  ring_free(r->buckets);
+  ring_free(r->node_hashes);
+  ring_free(r->table);
+  ring_free(r->index);
   ring_free(r);
 }
 
 /*
-** Hash every point of every node, sort them, and fill r->positions and
-** r->owners. Ties are broken by node index (= name order), then replica.
+** A count of positions, up to 2^64, in two 64-bit halves: an array of
+** unsigned __int128 needs 16-byte alignment, and SQLite's allocator (which
+** the extension installs) promises only 8.
 */
-static int build_points(ring *r){
-  if( r->n_points==0 ) return RING_OK;
-  build_point *aPoint = ring_malloc(sizeof(build_point) * r->n_points);
-  r->positions = ring_malloc(sizeof(uint64_t) * r->n_points);
-  r->owners = ring_malloc(sizeof(uint32_t) * r->n_points);
-  if( aPoint==NULL || r->positions==NULL || r->owners==NULL ){
-    ring_free(aPoint);
-    return RING_NOMEM;
-  }
-  char label[RING_MAX_NAME + 32];
-  uint32_t k = 0;
-  for(uint32_t n=0; n<r->n_nodes; n++){
-    const ring_node *node = &r->nodes[n];
-    memcpy(label, node->name, node->name_len);
-    for(uint32_t i=1; i<=node->points; i++){
-      int len = node->name_len;
-      len += snprintf(label+len, sizeof(label)-len, "#%u", i);
-      aPoint[k].pos = hash_bytes(r->config.hash, r->config.seed, label, len);
-      aPoint[k].node = n;
-      aPoint[k].replica = i;
-      k++;
-    }
-  }
-  qsort(aPoint, r->n_points, sizeof(build_point), point_compare);
-  for(uint32_t i=0; i<r->n_points; i++){
-    r->positions[i] = aPoint[i].pos;
-    r->owners[i] = aPoint[i].node;
-  }
-  ring_free(aPoint);
-  return RING_OK;
+typedef struct owned_count {
+  uint64_t lo, hi;
+} owned_count;
+
+static void owned_add(owned_count *c, uint64_t d){
+  c->lo += d;
+  c->hi += c->lo<d;        /* the carry */
 }
 
 /*
-** Each node's exact share of the 2^64 positions. Point k owns the keys in
-** (pos[k-1], pos[k]]; point 0 also owns those after the last point.
+** Each node's share of the positions [0, 2^b) of the ring's hash.
+**   ring, ketama: exact. Point k owns the keys in (pos[k-1], pos[k]]; point
+**     0 also owns those after the last point.
+**   modn, maglev: exact. Position p goes to p mod n (modn) or to the owner
+**     of slot p mod table (maglev); slot s gets floor(2^b/m) positions, one
+**     more if s < 2^b mod m.
+**   jump: 1/n, the expectation (jump's buckets are uniform; exact counts
+**     over 2^64 keys cannot be computed).
+**   rendezvous: weight/total weight, the probability that the node wins
+**     when the scores are independent and uniform.
 */
 static int compute_shares(ring *r){
-  const long double space = 18446744073709551616.0L;   /* 2^64 */
+  const unsigned bits = hash_space_bits(r->config.hash);
+  const unsigned __int128 total = (unsigned __int128)1 << bits;
+  const long double space = (long double)total;
   if( r->n_nodes==0 ) return RING_OK;
-  if( r->config.algorithm==RING_ALGO_MODN ){
-    unsigned __int128 total = (unsigned __int128)1 << 64;
-    unsigned __int128 q = total / r->n_nodes, rem = total % r->n_nodes;
-    for(uint32_t n=0; n<r->n_nodes; n++){
-      r->nodes[n].share = (double)((long double)(q + (n<rem)) / space);
+  switch( r->config.algorithm ){
+    case RING_ALGO_JUMP:
+      for(uint32_t n=0; n<r->n_nodes; n++) r->nodes[n].share = 1.0/r->n_nodes;
+      return RING_OK;
+    case RING_ALGO_RENDEZVOUS: {
+      double sum = 0.0;
+      for(uint32_t n=0; n<r->n_nodes; n++) sum += r->nodes[n].weight;
+      for(uint32_t n=0; n<r->n_nodes; n++){
+        r->nodes[n].share = r->nodes[n].weight / sum;
+      }
+      return RING_OK;
     }
-    return RING_OK;
+    default:
+      break;
   }
-  /* sqlite3_malloc only aligns to 8 bytes, so an array of 16-byte
-  ** integers must not assume more. */
-  typedef unsigned __int128 owned_t __attribute__((aligned(8)));
-  owned_t *aOwned = ring_malloc(sizeof(*aOwned) * r->n_nodes);
+  owned_count *aOwned = ring_malloc(sizeof(*aOwned) * r->n_nodes);
   if( aOwned==NULL ) return RING_NOMEM;
   memset(aOwned, 0, sizeof(*aOwned) * r->n_nodes);
-  const uint64_t *pos = r->positions;
-  uint32_t last = r->n_points-1;
-  aOwned[r->owners[0]] = ((unsigned __int128)1 << 64) + pos[0] - pos[last];
-  for(uint32_t k=1; k<r->n_points; k++){
-    aOwned[r->owners[k]] += pos[k] - pos[k-1];
+  if( r->config.algorithm==RING_ALGO_MODN
+   || r->config.algorithm==RING_ALGO_MAGLEV ){
+    uint32_t m = r->config.algorithm==RING_ALGO_MODN ? r->n_nodes
+                                                      : r->config.table;
+    unsigned __int128 q = total / m, rem = total % m;
+    for(uint32_t s=0; s<m; s++){
+      owned_count *c = &aOwned[r->config.algorithm==RING_ALGO_MODN ? s
+                                                                   : r->table[s]];
+      unsigned __int128 v = q + (s<rem);     /* 2^64 itself when m is 1 */
+      owned_add(c, (uint64_t)v);
+      c->hi += (uint64_t)(v >> 64);
+    }
+  }else{
+    const uint64_t *pos = r->positions;
+    uint32_t last = r->n_points-1;
+    uint64_t top = (uint64_t)(total - 1);    /* the largest position */
+    /* Point 0: 2^b - pos[last] + pos[0], added in parts that fit. */
+    owned_add(&aOwned[r->owners[0]], pos[0]);
+    owned_add(&aOwned[r->owners[0]], top - pos[last]);
+    owned_add(&aOwned[r->owners[0]], 1);
+    for(uint32_t k=1; k<r->n_points; k++){
+      owned_add(&aOwned[r->owners[k]], pos[k] - pos[k-1]);
+    }
   }
   for(uint32_t n=0; n<r->n_nodes; n++){
-    r->nodes[n].share = (double)((long double)aOwned[n] / space);
+    long double owned = (long double)aOwned[n].hi * 18446744073709551616.0L
+                      + aOwned[n].lo;
+    r->nodes[n].share = (double)(owned / space);
   }
   ring_free(aOwned);
   return RING_OK;
@@ -191,11 +233,18 @@ static int compute_shares(ring *r){
 
 int ring_build(const ring_config *cfg, const ring_input *aInput, uint32_t n,
                ring **ppRing, char *zErr, size_t nErr){
+  return ring_build_from(NULL, cfg, aInput, n, ppRing, zErr, nErr);
+}
+
+int ring_build_from(const ring *prev, const ring_config *cfg,
+                    const ring_input *aInput, uint32_t n, ring **ppRing,
+                    char *zErr, size_t nErr){
   *ppRing = NULL;
   if( n>RING_MAX_NODES ){
     snprintf(zErr, nErr, "too many nodes: at most %d", RING_MAX_NODES);
     return RING_INVALID;
   }
+  if( ring_check_count(cfg, n, zErr, nErr) ) return RING_INVALID;
 
   /* Sort the input by name, and check names, duplicates and weights. */
   const ring_input **aSorted = ring_malloc(sizeof(*aSorted) * (n ? n : 1));
@@ -218,19 +267,26 @@ int ring_build(const ring_config *cfg, const ring_input *aInput, uint32_t n,
       return RING_INVALID;
     }
     int64_t pts = ring_node_points(cfg, p->weight);
-    if( pts<0 ){
-      snprintf(zErr, nErr, "weight of node %.*s must be a positive finite "
-               "number at most %g", (int)p->name_len, p->name, RING_MAX_WEIGHT);
+    const char *zWeight = pts<0 ? NULL : ring_check_weight(cfg, p->weight);
+    if( pts<0 || zWeight ){
+      if( zWeight ){
+        snprintf(zErr, nErr, "node %.*s: %s", (int)p->name_len, p->name,
+                 zWeight);
+      }else{
+        snprintf(zErr, nErr, "weight of node %.*s must be a positive finite "
+                 "number at most %g", (int)p->name_len, p->name,
+                 RING_MAX_WEIGHT);
+      }
       ring_free(aSorted);
       return RING_INVALID;
     }
-    nPoints += pts;
-    if( nPoints>RING_MAX_POINTS ){
+    if( pts>RING_MAX_POINTS-nPoints ){
       snprintf(zErr, nErr, "too many points: a ring holds at most %d "
                "(vnodes x total weight)", RING_MAX_POINTS);
       ring_free(aSorted);
       return RING_INVALID;
     }
+    nPoints += pts;
     nNameBytes += p->name_len + 1;
   }
 
@@ -245,7 +301,8 @@ int ring_build(const ring_config *cfg, const ring_input *aInput, uint32_t n,
   r->config = *cfg;
   r->n_nodes = n;
   r->nodes = (ring_node *)&r[1];
-  r->n_points = (uint32_t)nPoints;
+  /* The algorithms other than ring count their own points. */
+  r->n_points = cfg->algorithm==RING_ALGO_RING ? (uint32_t)nPoints : 0;
   r->version = -1;
   r->refs = 1;
   char *zNames = (char *)&r->nodes[n];
@@ -257,13 +314,29 @@ int ring_build(const ring_config *cfg, const ring_input *aInput, uint32_t n,
     node->name = zNames;
     node->name_len = p->name_len;
     node->weight = p->weight;
-    node->points = (uint32_t)ring_node_points(cfg, p->weight);
+    node->points = cfg->algorithm==RING_ALGO_RING
+                 ? (uint32_t)ring_node_points(cfg, p->weight) : 0;
     node->share = 0.0;
     zNames += p->name_len + 1;
   }
-  ring_free(aSorted);
 
-  int rc = build_points(r);
+  int rc = RING_OK;
+  switch( cfg->algorithm ){
+    case RING_ALGO_RING:       rc = ring_points_build(r, prev); break;
+    case RING_ALGO_KETAMA:     rc = ketama_build(r); break;
+    case RING_ALGO_RENDEZVOUS: rc = rendezvous_build(r); break;
+    case RING_ALGO_MAGLEV:     rc = maglev_build(r); break;
+    case RING_ALGO_JUMP:
+      /* Buckets keep the order the nodes were given in. */
+      r->buckets = ring_malloc(sizeof(uint32_t) * (n ? n : 1));
+      if( r->buckets==NULL ){ rc = RING_NOMEM; break; }
+      for(uint32_t i=0; i<n; i++) r->buckets[aSorted[i]-aInput] = i;
+      break;
+    default:
+      break;
+  }
+  ring_free(aSorted);
+  if( rc==RING_OK && ring_has_points(r) ) rc = ring_index_build(r);
   if( rc==RING_OK ) rc = compute_shares(r);
   if( rc!=RING_OK ){
     ring_release(r);
@@ -274,16 +347,14 @@ int ring_build(const ring_config *cfg, const ring_input *aInput, uint32_t n,
 }
 
 uint32_t ring_lookup(const ring *r, uint64_t pos){
-  if( r->config.algorithm==RING_ALGO_MODN ){
-    return (uint32_t)(pos % r->n_nodes);
+  switch( r->config.algorithm ){
+    case RING_ALGO_MODN:       return (uint32_t)(pos % r->n_nodes);
+    case RING_ALGO_JUMP:       return r->buckets[jump_bucket(pos, r->n_nodes)];
+    case RING_ALGO_RENDEZVOUS: return rendezvous_lookup(r, pos);
+    case RING_ALGO_MAGLEV:     return r->table[pos % r->config.table];
+    default:                   break;      /* ring, ketama: the points */
   }
-  /* Lower bound: the first point with position >= pos, else wrap to 0. */
-  uint32_t lo = 0, hi = r->n_points;
-  while( lo<hi ){
-    uint32_t mid = lo + (hi-lo)/2;
-    if( r->positions[mid]<pos ) lo = mid+1; else hi = mid;
-  }
-  return r->owners[lo==r->n_points ? 0 : lo];
+  return r->owners[ring_index_find(r, pos)];
 }
 
 int64_t ring_find_node(const ring *r, const char *z, size_t n){

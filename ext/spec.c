@@ -99,6 +99,26 @@ static void cache_put(chash_conn *conn, const char *zKey, int64_t tag, ring *r){
   ring_retain(r);
 }
 
+/*
+** The most recently used cached ring of table zTable ("schema.name"), at
+** any version or tag, or NULL: the base an incremental build starts from.
+** Any ring is a correct base (ring_build_from checks what it reuses); one
+** of the same table just shares the most points.
+*/
+static ring *cache_base(chash_conn *conn, const char *zTable){
+  size_t n = strlen(zTable);
+  const conn_entry *pBest = NULL;
+  for(int i=0; i<CONN_CACHE_SIZE; i++){
+    const conn_entry *e = &conn->aEntry[i];
+    if( e->zKey && strncmp(e->zKey, zTable, n)==0
+     && (e->zKey[n]==0 || e->zKey[n]=='@')
+     && (pBest==NULL || e->last_use>pBest->last_use) ){
+      pBest = e;
+    }
+  }
+  return pBest ? pBest->ring : NULL;
+}
+
 /* ------------------------------------------------------- table rings */
 
 /*
@@ -147,19 +167,29 @@ static int table_ring_read(chash_conn *conn, const char *zSchema,
   /* A committed version never changes; anything newer changes with stamp. */
   int bFrozen = !bCurrent && iVersion<=info.epoch;
   int64_t tag = bFrozen ? info.created : info.stamp;
-  char *zKey = bCurrent ? sqlite3_mprintf("%s.%s", zSchema, zName)
-                        : sqlite3_mprintf("%s.%s@%lld", zSchema, zName,
+  char *zTable = sqlite3_mprintf("%s.%s", zSchema, zName);
+  char *zKey = bCurrent ? sqlite3_mprintf("%s", zTable)
+                        : sqlite3_mprintf("%s@%lld", zTable,
                                           (long long)iVersion);
-  if( zKey==NULL ) return SQLITE_NOMEM;
+  if( zTable==NULL || zKey==NULL ){
+    sqlite3_free(zTable);
+    sqlite3_free(zKey);
+    return SQLITE_NOMEM;
+  }
   ring *r = cache_get(conn, zKey, tag);
   if( r==NULL ){
+    /* Held while the load runs SQL, so nothing can free it meanwhile. */
+    ring *pBase = cache_base(conn, zTable);
+    if( pBase ) ring_retain(pBase);
     rc = store_load_ring(db, zSchema, zName, &info.config,
-                         bCurrent ? -1 : iVersion, &r, pzErr);
+                         bCurrent ? -1 : iVersion, pBase, &r, pzErr);
+    ring_release(pBase);
     if( rc==SQLITE_OK ){
       r->version = bCurrent ? nCurrent : iVersion;
       cache_put(conn, zKey, tag, r);
     }
   }
+  sqlite3_free(zTable);
   sqlite3_free(zKey);
   *ppRing = r;
   return rc;
@@ -198,9 +228,25 @@ int spec_current_ring(chash_conn *conn, const char *zSchema,
   return table_ring(conn, zSchema, zName, 1, 0, 0, zName, ppRing, pzErr);
 }
 
+/* Record which table a spec named, for callers that ask (pWhere). */
+static int where_set(spec_table *pWhere, const char *zSchema,
+                     const char *zName){
+  if( pWhere==NULL ) return SQLITE_OK;
+  pWhere->zSchema = sqlite3_mprintf("%s", zSchema);
+  pWhere->zName = sqlite3_mprintf("%s", zName);
+  return pWhere->zSchema && pWhere->zName ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+void spec_table_free(spec_table *pWhere){
+  sqlite3_free(pWhere->zSchema);
+  sqlite3_free(pWhere->zName);
+  pWhere->zSchema = pWhere->zName = NULL;
+}
+
 /* The default ring: the only chash table of the connection. */
 static int default_ring(chash_conn *conn, int bCurrent, int64_t iVersion,
-                        const char *zSpec, ring **ppRing, char **pzErr){
+                        const char *zSpec, ring **ppRing, spec_table *pWhere,
+                        char **pzErr){
   char *zList = NULL, *zSchema = NULL, *zName = NULL;
   int nRing = 0;
   int rc = store_list_rings(conn->db, &zList, &nRing, &zSchema, &zName);
@@ -215,6 +261,7 @@ static int default_ring(chash_conn *conn, int bCurrent, int64_t iVersion,
   }else{
     rc = table_ring(conn, zSchema, zName, bCurrent, iVersion<0, iVersion,
                     zSpec, ppRing, pzErr);
+    if( rc==SQLITE_OK ) rc = where_set(pWhere, zSchema, zName);
   }
   sqlite3_free(zList);
   sqlite3_free(zSchema);
@@ -235,7 +282,7 @@ static int parse_version(const char *z, int64_t *pV){
 
 /* A spec naming a table: [schema.]name[@version]. */
 static int named_ring(chash_conn *conn, const char *zSpec, ring **ppRing,
-                      char **pzErr){
+                      spec_table *pWhere, char **pzErr){
   sqlite3 *db = conn->db;
   char *zCopy = sqlite3_mprintf("%s", zSpec);
   if( zCopy==NULL ) return SQLITE_NOMEM;
@@ -295,6 +342,7 @@ static int named_ring(chash_conn *conn, const char *zSpec, ring **ppRing,
   }else{
     rc = table_ring(conn, azSchema[iSchema], zTable, bCurrent, bRelative,
                     iVersion, zSpec, ppRing, pzErr);
+    if( rc==SQLITE_OK ) rc = where_set(pWhere, azSchema[iSchema], zTable);
   }
   sqlite3_free(zTable);
   store_free_schemas(azSchema, nSchema);
@@ -429,6 +477,17 @@ static int json_options(sqlite3 *db, const char *z, int n, ring_config *cfg,
   return rc;
 }
 
+/* Does JSON text z hold the escape \u0000? SQLite's JSON functions end a
+** string there, which would cut a node name short without a word. */
+static int json_has_nul_escape(const char *z, int n){
+  for(int i=0; i+1<n; i++){
+    if( z[i]!='\\' ) continue;
+    if( z[i+1]=='u' && i+5<n && memcmp(&z[i+2], "0000", 4)==0 ) return 1;
+    i++;                                  /* skip the escaped character */
+  }
+  return 0;
+}
+
 /* An inline ring: '["a","b"]' or '{"nodes": ..., option: value, ...}'. */
 static int json_ring(chash_conn *conn, const char *z, int n, ring **ppRing,
                      char **pzErr){
@@ -439,6 +498,12 @@ static int json_ring(chash_conn *conn, const char *z, int n, ring **ppRing,
   if( *ppRing ){
     sqlite3_free(zKey);
     return SQLITE_OK;
+  }
+  if( json_has_nul_escape(z, n) ){
+    sqlite3_free(zKey);
+    *pzErr = sqlite3_mprintf("JSON ring spec: node names cannot contain NUL "
+                             "(\\u0000)");
+    return SQLITE_ERROR;
   }
   int rc;
   /* json_type() fails with SQLITE_ERROR on malformed JSON, and with
@@ -507,6 +572,7 @@ typedef struct stmt_entry {
   int nSpec;
   int64_t iSpec;           /* value of an INTEGER spec */
   ring *ring;              /* one reference held */
+  unsigned argMask;        /* arguments spec_ring_at offered it to */
 } stmt_entry;
 
 typedef struct stmt_cache {
@@ -533,14 +599,18 @@ static int entry_matches(const stmt_entry *e, int eType, const char *z, int n,
   return 1;
 }
 
-/* Resolve a spec of the given type to a new ring reference. */
+/* Resolve a spec of the given type to a new ring reference. A spec that
+** names a table also fills *pWhere, if given (not for inline JSON). */
 static int resolve(chash_conn *conn, int eType, const char *z, int n,
-                   int64_t i, ring **ppRing, char **pzErr){
-  if( eType==SQLITE_NULL ) return default_ring(conn, 1, 0, "", ppRing, pzErr);
+                   int64_t i, ring **ppRing, spec_table *pWhere,
+                   char **pzErr){
+  if( eType==SQLITE_NULL ){
+    return default_ring(conn, 1, 0, "", ppRing, pWhere, pzErr);
+  }
   if( eType==SQLITE_INTEGER ){
     char zSpec[32];
     snprintf(zSpec, sizeof(zSpec), "%lld", (long long)i);
-    return default_ring(conn, 0, i, zSpec, ppRing, pzErr);
+    return default_ring(conn, 0, i, zSpec, ppRing, pWhere, pzErr);
   }
   const char *zStart = z;
   while( zStart<z+n && isspace((unsigned char)*zStart) ) zStart++;
@@ -551,11 +621,12 @@ static int resolve(chash_conn *conn, int eType, const char *z, int n,
     *pzErr = sqlite3_mprintf("no such ring: '%.*s'", n, z);
     return SQLITE_ERROR;
   }
-  return named_ring(conn, z, ppRing, pzErr);
+  return named_ring(conn, z, ppRing, pWhere, pzErr);
 }
 
-ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
-                    const char *zFunc){
+/* spec_ring_arg, also telling which statement cache entry holds the ring. */
+static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
+                       const char *zFunc, stmt_entry **ppEntry){
   int eType = pSpec ? sqlite3_value_type(pSpec) : SQLITE_NULL;
   const char *z = NULL;
   int n = 0;
@@ -587,11 +658,13 @@ ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
   stmt_cache *sc = sqlite3_get_auxdata(ctx, STMT_CACHE_AUXID);
   if( sc ){
     if( entry_matches(&sc->a[sc->iLast], eType, z, n, i) ){
+      *ppEntry = &sc->a[sc->iLast];
       return sc->a[sc->iLast].ring;
     }
     for(int k=0; k<sc->n; k++){
       if( entry_matches(&sc->a[k], eType, z, n, i) ){
         sc->iLast = k;
+        *ppEntry = &sc->a[k];
         return sc->a[k].ring;
       }
     }
@@ -607,7 +680,7 @@ ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
   chash_conn *conn = sqlite3_user_data(ctx);
   ring *r = NULL;
   char *zErr = NULL;
-  int rc = resolve(conn, eType, z, n, i, &r, &zErr);
+  int rc = resolve(conn, eType, z, n, i, &r, NULL, &zErr);
   /* resolve() words every error and corruption it finds; no words: they
   ** ran out of memory. */
   if( (rc==SQLITE_ERROR || rc==SQLITE_CORRUPT_VTAB) && zErr==NULL ){
@@ -657,10 +730,84 @@ ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
   e->iSpec = i;
   e->ring = r;
   sc->iLast = sc->n++;
+  *ppEntry = e;
   return r;
 
 nomem:
   ring_release(r);
   sqlite3_result_error_nomem(ctx);
   return NULL;
+}
+
+ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
+                    const char *zFunc){
+  stmt_entry *e;
+  return stmt_ring(ctx, pSpec, zFunc, &e);
+}
+
+static void release_ring(void *p){
+  ring_release(p);
+}
+
+/*
+** The per-row fast path. A constant spec argument (the usual 'shards')
+** keeps its ring as the argument's own auxdata, which SQLite hands back on
+** every row without the statement cache's compare of the spec text. SQLite
+** drops the auxdata of an argument that is not constant after each call,
+** so it is offered once per (spec, argument): a spec that changes from row
+** to row costs no allocation per row.
+*/
+ring *spec_ring_at(sqlite3_context *ctx, sqlite3_value **argv, int iArg,
+                   const char *zFunc){
+  if( iArg<0 ) return spec_ring_arg(ctx, NULL, zFunc);
+  ring *r = sqlite3_get_auxdata(ctx, iArg);
+  if( r ) return r;
+  stmt_entry *e;
+  r = stmt_ring(ctx, argv[iArg], zFunc, &e);
+  if( r && iArg<32 && (e->argMask & (1u << iArg))==0 ){
+    e->argMask |= 1u << iArg;
+    ring_retain(r);
+    sqlite3_set_auxdata(ctx, iArg, r, release_ring);
+  }
+  return r;
+}
+
+int spec_ring_value(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
+                    ring **ppRing, spec_table *pWhere, char **pzErr){
+  int eType = pSpec ? sqlite3_value_type(pSpec) : SQLITE_NULL;
+  const char *z = NULL;
+  int n = 0;
+  int64_t i = 0;
+  char *zErr = NULL;
+  *ppRing = NULL;
+  if( pWhere ) memset(pWhere, 0, sizeof(*pWhere));
+  /* The same spec types as spec_ring_arg accepts. */
+  if( pSpec && eType==SQLITE_NULL ){
+    *pzErr = sqlite3_mprintf("%s: the ring spec is NULL", zFunc);
+    return SQLITE_ERROR;
+  }
+  if( eType==SQLITE_TEXT ){
+    z = (const char *)sqlite3_value_text(pSpec);
+    n = sqlite3_value_bytes(pSpec);
+    if( z==NULL ) return SQLITE_NOMEM;
+  }else if( eType==SQLITE_INTEGER ){
+    i = sqlite3_value_int64(pSpec);
+  }else if( eType!=SQLITE_NULL ){
+    *pzErr = sqlite3_mprintf("%s: a ring spec is a name, a JSON ring or an "
+                             "integer version, not a %s", zFunc,
+                             eType==SQLITE_BLOB ? "blob" : "real");
+    return SQLITE_ERROR;
+  }
+  int rc = resolve(conn, eType, z, n, i, ppRing, pWhere, &zErr);
+  if( rc!=SQLITE_OK ){
+    if( rc!=SQLITE_NOMEM ){
+      *pzErr = sqlite3_mprintf("%s: %s", zFunc,
+                               zErr ? zErr : sqlite3_errstr(rc));
+    }
+    sqlite3_free(zErr);
+    ring_release(*ppRing);
+    *ppRing = NULL;
+    if( pWhere ) spec_table_free(pWhere);
+  }
+  return rc;
 }

@@ -6,10 +6,11 @@
 **
 **   S.T_config(key TEXT PRIMARY KEY, value) WITHOUT ROWID
 **       format     1
-**       algorithm  'ring' | 'modn'
-**       hash       'xxh3' | 'xxh64'
+**       algorithm  'ring' | 'ketama' | 'jump' | 'rendezvous' | 'maglev' | 'modn'
+**       hash       a hash name (hash.h): 'xxh3', 'md5', 'fnv1a_64', ...
 **       vnodes     integer
 **       seed       decimal text (it is an unsigned 64-bit number)
+**       table      integer: the maglev table size (stored for every ring)
 **       epoch      the last committed version (0 when created)
 **       stamp      random integer, replaced by every change to the ring
 **       created    random integer, set when the table is created
@@ -102,8 +103,8 @@ int store_create(sqlite3 *db, const char *zSchema, const char *zName,
     " WITHOUT ROWID;"
     "INSERT INTO \"%w\".\"%w_config\"(key, value) VALUES"
     " ('format', %d), ('algorithm', %Q), ('hash', %Q), ('vnodes', %d),"
-    " ('seed', %Q), ('epoch', 0), ('stamp', %lld), ('created', %lld),"
-    " ('nextid', 1), ('points', 0);"
+    " ('seed', %Q), ('table', %u), ('epoch', 0), ('stamp', %lld),"
+    " ('created', %lld), ('nextid', 1), ('points', 0);"
     "CREATE TABLE \"%w\".\"%w_nodes\"(id INTEGER PRIMARY KEY,"
     " node TEXT NOT NULL UNIQUE, weight REAL NOT NULL);"
     "CREATE TABLE \"%w\".\"%w_history\"(seq INTEGER PRIMARY KEY,"
@@ -111,7 +112,7 @@ int store_create(sqlite3 *db, const char *zSchema, const char *zName,
     " node TEXT NOT NULL, weight REAL NOT NULL, old TEXT);",
     zSchema, zName, zSchema, zName, CHASH_FORMAT,
     ring_algorithm_name(cfg->algorithm), hash_name(cfg->hash), cfg->vnodes,
-    zSeed, (long long)random_int64(), (long long)random_int64(),
+    zSeed, cfg->table, (long long)random_int64(), (long long)random_int64(),
     zSchema, zName, zSchema, zName);
   if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
     *pzErr = sqlite3_mprintf("%s: cannot create shadow tables: %s", zTable,
@@ -212,8 +213,7 @@ int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
   }
   sqlite3_finalize(pStmt);
   if( rc==SQLITE_DONE ){
-    unsigned allOptions = OPTION_ALGORITHM|OPTION_HASH|OPTION_VNODES|OPTION_SEED;
-    if( nSeen!=0x3F || setOptions!=allOptions ){
+    if( nSeen!=0x3F || setOptions!=OPTION_ALL ){
       snprintf(zMsg, sizeof(zMsg), "%s_config lacks a setting", zName);
       rc = SQLITE_CORRUPT_VTAB;
     }else{
@@ -249,6 +249,15 @@ int store_current_version(sqlite3 *db, const char *zSchema,
     rc = SQLITE_OK;
   }
   sqlite3_finalize(pStmt);
+  return rc;
+}
+
+int store_history(sqlite3 *db, const char *zSchema, const char *zName,
+                  int64_t iMaxEpoch, sqlite3_stmt **ppStmt){
+  int rc = prepare_fmt(db, ppStmt, 0,
+      "SELECT epoch, op, node, weight FROM \"%w\".\"%w_history\""
+      " WHERE epoch<=?1 ORDER BY seq", zSchema, zName);
+  if( rc==SQLITE_OK ) sqlite3_bind_int64(*ppStmt, 1, iMaxEpoch);
   return rc;
 }
 
@@ -292,8 +301,8 @@ static void node_list_free(node_list *p){
 }
 
 int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
-                    const ring_config *cfg, int64_t iVersion, ring **ppRing,
-                    char **pzErr){
+                    const ring_config *cfg, int64_t iVersion,
+                    const ring *pBase, ring **ppRing, char **pzErr){
   sqlite3_stmt *pStmt = NULL;
   int rc;
   *ppRing = NULL;
@@ -351,7 +360,8 @@ int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
       list.aInput[i].name = list.zNames + (uintptr_t)list.aInput[i].name;
     }
     char zMsg[200];
-    int rcRing = ring_build(cfg, list.aInput, list.n, ppRing, zMsg, sizeof(zMsg));
+    int rcRing = ring_build_from(pBase, cfg, list.aInput, list.n, ppRing,
+                                 zMsg, sizeof(zMsg));
     if( rcRing==RING_OK ){
       rc = SQLITE_OK;
     }else if( rcRing==RING_NOMEM ){
@@ -503,9 +513,11 @@ int store_list_rings(sqlite3 *db, char **pzList, int *pnRing,
     if( rc==SQLITE_DONE ) rc = SQLITE_OK;
   }
   store_free_schemas(azSchema, nSchema);
+  /* sqlite3_str_finish() gives NULL for an empty list too (no rings), so
+  ** out-of-memory is told by the error code, not by NULL. */
+  if( rc==SQLITE_OK ) rc = sqlite3_str_errcode(pList);
   char *zList = sqlite3_str_finish(pList);
-  if( rc==SQLITE_OK && (zList==NULL || (*pnRing>0 && (*pzSchema==NULL
-                                                      || *pzName==NULL))) ){
+  if( rc==SQLITE_OK && *pnRing>0 && (*pzSchema==NULL || *pzName==NULL) ){
     rc = SQLITE_NOMEM;
   }
   if( rc!=SQLITE_OK ){
@@ -531,6 +543,7 @@ enum {
   STMT_HISTORY,            /* log one change */
   STMT_BUMP,               /* points += ?1, nextid += ?2, stamp = ?3 */
   STMT_COMMIT_EPOCH,       /* pending changes become the next version */
+  STMT_LAST_NODE,          /* id, node of the last node; count of nodes */
   STMT_COUNT
 };
 
@@ -552,6 +565,8 @@ static const char *const azStmtSql[STMT_COUNT] = {
   [STMT_COMMIT_EPOCH] = "UPDATE \"%w\".\"%w_config\" SET value=value+1"
                         " WHERE key='epoch' AND value<(SELECT epoch FROM"
                         " \"%w\".\"%w_history\" ORDER BY seq DESC LIMIT 1)",
+  [STMT_LAST_NODE] = "SELECT id, node, (SELECT count(*) FROM \"%w\".\"%w_nodes\")"
+                     " FROM \"%w\".\"%w_nodes\" ORDER BY id DESC LIMIT 1",
 };
 
 struct ring_store {
@@ -766,10 +781,65 @@ static int bump_counters(ring_store *st, int64_t dPoints, int64_t dNextId){
   return rc==SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+/*
+** The last node joined (its id; its name, valid until the next store call)
+** and how many nodes there are. SQLITE_ROW, or SQLITE_DONE if there are
+** none.
+*/
+static int last_node(ring_store *st, int64_t *pId, const char **pzNode,
+                     int64_t *pCount){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = store_stmt(st, STMT_LAST_NODE, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  *pCount = 0;
+  rc = store_step(st, pStmt);
+  if( rc==SQLITE_ROW ){
+    *pId = sqlite3_column_int64(pStmt, 0);
+    *pzNode = (const char *)sqlite3_column_text(pStmt, 1);
+    *pCount = sqlite3_column_int64(pStmt, 2);
+  }
+  return rc;
+}
+
+/* Would the ring's algorithm hold one more node? (maglev: table size) */
+static int check_add(ring_store *st){
+  if( st->info.config.algorithm!=RING_ALGO_MAGLEV ) return SQLITE_OK;
+  int64_t id, n;
+  const char *zLast;
+  int rc = last_node(st, &id, &zLast, &n);
+  if( rc==SQLITE_ROW ) sqlite3_reset(st->aStmt[STMT_LAST_NODE]);
+  if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) return rc;
+  char zMsg[200];
+  if( ring_check_count(&st->info.config, (uint64_t)n+1, zMsg, sizeof(zMsg)) ){
+    return store_fail(st, SQLITE_ERROR, "%s: %s", st->zName, zMsg);
+  }
+  return SQLITE_OK;
+}
+
+/* Jump's buckets are numbered in join order: only the last can leave. */
+static int check_remove(ring_store *st, int64_t id, const char *zNode){
+  if( st->info.config.algorithm!=RING_ALGO_JUMP ) return SQLITE_OK;
+  int64_t idLast, n;
+  const char *zLast;
+  int rc = last_node(st, &idLast, &zLast, &n);
+  if( rc!=SQLITE_ROW ) return rc==SQLITE_DONE ? SQLITE_OK : rc;
+  if( idLast!=id ){
+    rc = store_fail(st, SQLITE_ERROR, "%s: cannot remove node %s: "
+                    "algorithm jump numbers nodes as buckets in the order "
+                    "they joined, so only the last one (%s) can be removed; "
+                    "removing another would move keys between all the "
+                    "nodes after it", st->zName, zNode,
+                    zLast ? zLast : "?");
+  }
+  sqlite3_reset(st->aStmt[STMT_LAST_NODE]);
+  return rc==SQLITE_ROW ? SQLITE_OK : rc;
+}
+
 int store_add(ring_store *st, const char *zNode, int nNode, double weight,
               int64_t *pId){
   store_counters c;
-  int rc = read_counters(st, &c);
+  int rc = check_add(st);
+  if( rc==SQLITE_OK ) rc = read_counters(st, &c);
   if( rc==SQLITE_OK ) rc = check_points(st, &c, limit_points(st, weight));
   if( rc!=SQLITE_OK ) return rc;
   sqlite3_stmt *pStmt = NULL;
@@ -797,7 +867,8 @@ int store_remove(ring_store *st, int64_t id){
   if( rc==SQLITE_DONE ) return SQLITE_OK;      /* already gone */
   if( rc!=SQLITE_ROW ) return rc;
   sqlite3_stmt *pStmt = NULL;
-  rc = store_stmt(st, STMT_DELETE_NODE, &pStmt);
+  rc = check_remove(st, id, zNode);
+  if( rc==SQLITE_OK ) rc = store_stmt(st, STMT_DELETE_NODE, &pStmt);
   if( rc==SQLITE_OK ){
     sqlite3_bind_int64(pStmt, 1, id);
     rc = store_step(st, pStmt);

@@ -83,10 +83,12 @@ static void vtab_free(chash_vtab *p){
 
 /*
 ** Options of CREATE VIRTUAL TABLE name USING chash(...), each key=value:
-**   algorithm  ring | modn                        (default ring)
-**   hash       xxh3 | xxh64                       (default xxh3)
+**   algorithm  ring | ketama | jump | rendezvous | maglev | modn  (ring)
+**   hash       a name of hash.h               (xxh3; ketama md5, maglev xxh64)
 **   vnodes     1..RING_MAX_VNODES, points per unit of weight  (160)
 **   seed       0..2^64-1, the seed of every hash of the ring  (0)
+**   table      maglev's table size, a prime   (65537)
+** options_check says which options fit which algorithm.
 ** Unknown, repeated and malformed options are errors that name the option
 ** and list what is accepted. Connecting reads the options back from
 ** %_config, which is the authority once the table exists.
@@ -313,7 +315,10 @@ static int computed_column(chash_cursor *c, sqlite3_context *ctx, int iCol){
   const ring_node *node = &c->ring->nodes[i];
   if( iCol==COLUMN_SHARE ){
     sqlite3_result_double(ctx, node->share);
-  }else if( c->ring->config.algorithm==RING_ALGO_RING ){
+  }else if( ring_has_points(c->ring)
+         || c->ring->config.algorithm==RING_ALGO_MAGLEV ){
+    /* ring, ketama: points on the ring; maglev: slots of the table.
+    ** The others have no points: NULL. */
     sqlite3_result_int64(ctx, node->points);
   }
   return SQLITE_OK;
@@ -379,6 +384,11 @@ static int weight_arg(chash_vtab *p, sqlite3_value *v, int bDefault, double *pW)
                "not %.40s", p->zName, RING_MAX_WEIGHT,
                eType==SQLITE_NULL ? "NULL" : eType==SQLITE_BLOB ? "a blob"
                : zText ? zText : "?");
+    return SQLITE_ERROR;
+  }
+  const char *zBad = ring_check_weight(&store_info_of(p->store)->config, w);
+  if( zBad ){
+    vtab_error(p, "%s: %s", p->zName, zBad);
     return SQLITE_ERROR;
   }
   *pW = w;

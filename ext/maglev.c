@@ -1,0 +1,69 @@
+/*
+** maglev.c: the Maglev lookup table (Eisenbud et al., NSDI 2016), filled
+** exactly as Envoy's maglev load balancer does (research/compat-spec.md,
+** part 7), so a chash maglev ring whose node names are Envoy's host keys
+** reproduces Envoy's table.
+**
+** Table size M = the table option (a prime; 65537 by default). Nodes are
+** taken in name order (Envoy sorts hosts by key). Node N has
+**     offset = XXH64(N, seed 0) mod M
+**     skip   = XXH64(N, seed 1) mod (M-1) + 1
+** and its preference list is (offset + skip*j) mod M, j = 0, 1, ... With
+** w = weight/total weight and wmax the largest w: in rounds 1, 2, ...
+** each node whose target does not exceed round*w claims its next free
+** preferred slot and adds wmax to its target, until all M slots are
+** taken. A key at position p belongs to the owner of slot p mod M. The
+** permutation always uses XXH64 as Envoy does; the ring's hash option
+** only hashes keys (default xxh64, Envoy's request hash).
+*/
+#include "algos.h"
+
+typedef struct maglev_entry {
+  uint64_t offset, skip, next;
+  double weight;           /* normalized: weight / total */
+  double target;
+} maglev_entry;
+
+int maglev_build(ring *r){
+  uint32_t n = r->n_nodes;
+  uint64_t m = r->config.table;
+  if( n==0 ) return RING_OK;
+  maglev_entry *aEntry = ring_alloc(sizeof(maglev_entry) * n);
+  r->table = ring_alloc(sizeof(uint32_t) * m);
+  if( aEntry==NULL || r->table==NULL ){
+    ring_dealloc(aEntry);
+    return RING_NOMEM;
+  }
+  double total = 0.0, wmax = 0.0;
+  for(uint32_t k=0; k<n; k++) total += r->nodes[k].weight;
+  for(uint32_t k=0; k<n; k++){
+    const ring_node *node = &r->nodes[k];
+    maglev_entry *e = &aEntry[k];
+    e->offset = hash_bytes(HASH_XXH64, 0, node->name, node->name_len) % m;
+    e->skip = hash_bytes(HASH_XXH64, 1, node->name, node->name_len) % (m-1) + 1;
+    e->next = 0;
+    e->weight = node->weight / total;
+    e->target = 0.0;
+    if( e->weight>wmax ) wmax = e->weight;
+  }
+  for(uint64_t s=0; s<m; s++) r->table[s] = UINT32_MAX;
+  uint64_t filled = 0;
+  for(uint64_t round=1; filled<m; round++){
+    for(uint32_t k=0; k<n && filled<m; k++){
+      maglev_entry *e = &aEntry[k];
+      if( (double)round * e->weight < e->target ) continue;
+      e->target += wmax;     /* repeated addition, as Envoy: not round*wmax */
+      uint64_t c = (e->offset + e->skip * e->next) % m;
+      while( r->table[c]!=UINT32_MAX ){
+        e->next++;
+        c = (e->offset + e->skip * e->next) % m;
+      }
+      r->table[c] = k;
+      r->nodes[k].points++;
+      e->next++;
+      filled++;
+    }
+  }
+  ring_dealloc(aEntry);
+  return RING_OK;
+}

@@ -1,0 +1,60 @@
+/*
+** rendezvous.c: rendezvous (highest random weight) hashing, weighted by
+** the logarithmic method (Schindelhauer & Schomaker 2005).
+**
+** How node and key combine (this is chash's own definition; it is not
+** meant to match any router):
+**   h    = the node name hashed with the ring's hash and seed (kept per
+**          node in r->node_hashes)
+**   c    = Hash128to64(h, pos), CityHash's 128-to-64 mix of the node hash
+**          (high half) and the key's position (low half):
+**            a = (pos ^ h) * K;  a ^= a >> 47;
+**            b = (h ^ a) * K;    b ^= b >> 47;  c = b * K
+**          with K = 0x9ddfea08eb382d69, all mod 2^64
+**   u    = ((c >> 12) + 0.5) / 2^52, a double strictly inside (0, 1)
+**   score = -weight / ln(u)      (C's log, in double)
+** The node with the highest score owns the key; on an exact tie, the one
+** whose name sorts first. Node i wins with probability weight_i / total,
+** and removing a node moves only its own keys. Lookup is O(n): every
+** node is scored.
+*/
+#include <math.h>
+
+#include "algos.h"
+
+#define HASH128_MUL 0x9ddfea08eb382d69ULL
+
+static uint64_t hash128to64(uint64_t high, uint64_t low){
+  uint64_t a = (low ^ high) * HASH128_MUL;
+  a ^= a >> 47;
+  uint64_t b = (high ^ a) * HASH128_MUL;
+  b ^= b >> 47;
+  return b * HASH128_MUL;
+}
+
+int rendezvous_build(ring *r){
+  if( r->n_nodes==0 ) return RING_OK;
+  r->node_hashes = ring_alloc(sizeof(uint64_t) * r->n_nodes);
+  if( r->node_hashes==NULL ) return RING_NOMEM;
+  for(uint32_t k=0; k<r->n_nodes; k++){
+    const ring_node *node = &r->nodes[k];
+    r->node_hashes[k] = hash_bytes(r->config.hash, r->config.seed, node->name,
+                                   node->name_len);
+  }
+  return RING_OK;
+}
+
+uint32_t rendezvous_lookup(const ring *r, uint64_t pos){
+  uint32_t best = 0;
+  double bestScore = -1.0;
+  for(uint32_t k=0; k<r->n_nodes; k++){
+    uint64_t c = hash128to64(r->node_hashes[k], pos);
+    double u = ((double)(c >> 12) + 0.5) / 4503599627370496.0;   /* 2^52 */
+    double score = -r->nodes[k].weight / log(u);
+    if( score>bestScore ){
+      bestScore = score;
+      best = k;
+    }
+  }
+  return best;
+}

@@ -1,0 +1,619 @@
+/*
+** bench.c: the chash benchmark (make bench). Not a test: it only measures.
+**
+** Usage: tests/bench/bench [--ext PATH] [--reps N] [--rows N]
+**
+** It builds its own data in an in-memory database (a users table of
+** --rows rows, 1,000,000 by default, and rings of 10 to 1,000 nodes),
+** loads the extension (./chash.so), and runs each group of competing
+** measurements alternately, --reps times (default 5), in this one process,
+** so that they share the machine's state; times are the thread's CPU time.
+** It prints the median of each and the ratios between them: absolute times
+** vary between machines, the ratios are the figures to track
+** (docs/performance.md).
+**
+** The ring core sections (lookups/s, builds, bytes per point) link the
+** core's sources directly (no SQLite), with a counting allocator. Built
+** with -DBENCH_LIBMEMCACHED (the Makefile does when libmemcached-dev is
+** installed), it also races libmemcached's memcached_generate_hash on the
+** same ketama ring.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <sqlite3.h>
+#ifdef BENCH_LIBMEMCACHED
+#include <libmemcached-1.0/memcached.h>
+#endif
+
+#include "ring.h"
+
+/* The scan every per-row query runs, a slice of users at a time. */
+#define SCAN "FROM users WHERE id>?1 AND id<=?2"
+
+static int nReps = 5;
+static int nRows = 1000000;
+
+/* CPU time of this thread: time the machine spends on other processes
+** (tests, fuzzers, other benchmarks) does not count. */
+static double now_ns(void){
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec*1e9 + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b){
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x>y) - (x<y);
+}
+
+static double median(double *a, int n){
+  qsort(a, n, sizeof(double), cmp_double);
+  return n%2 ? a[n/2] : (a[n/2-1] + a[n/2]) / 2;
+}
+
+static void die(sqlite3 *db, const char *zWhat){
+  fprintf(stderr, "bench: %s: %s\n", zWhat, db ? sqlite3_errmsg(db) : "");
+  exit(1);
+}
+
+static void exec(sqlite3 *db, const char *zSql){
+  char *zErr = NULL;
+  if( sqlite3_exec(db, zSql, NULL, NULL, &zErr)!=SQLITE_OK ){
+    fprintf(stderr, "bench: %s\n  in: %.200s\n", zErr, zSql);
+    exit(1);
+  }
+}
+
+/* Run zSql (one statement) to the end; the first column of its last row. */
+static sqlite3_int64 run(sqlite3 *db, const char *zSql){
+  sqlite3_stmt *pStmt;
+  sqlite3_int64 v = 0;
+  if( sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL)!=SQLITE_OK ) die(db, zSql);
+  int rc;
+  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ) v = sqlite3_column_int64(pStmt, 0);
+  if( rc!=SQLITE_DONE ) die(db, zSql);
+  sqlite3_finalize(pStmt);
+  return v;
+}
+
+/* The no-op the per-row figures are measured against. */
+static void noop_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc;
+  (void)argv;
+  sqlite3_result_int(ctx, 1);
+}
+
+static sqlite3 *open_db(const char *zExt){
+  sqlite3 *db;
+  if( sqlite3_open(":memory:", &db)!=SQLITE_OK ) die(db, "open");
+  sqlite3_enable_load_extension(db, 1);
+  char *zErr = NULL;
+  if( sqlite3_load_extension(db, zExt, "sqlite3_chash_init", &zErr)!=SQLITE_OK ){
+    fprintf(stderr, "bench: cannot load %s: %s\n", zExt, zErr);
+    exit(1);
+  }
+  sqlite3_create_function(db, "noop", 1, SQLITE_UTF8 | SQLITE_INNOCUOUS, NULL,
+                          noop_func, NULL, NULL);
+  return db;
+}
+
+/* Ring table zName with nNode nodes node-0000.. (one transaction). */
+static void make_ring(sqlite3 *db, const char *zName, int nNode){
+  char *zSql = sqlite3_mprintf(
+      "CREATE VIRTUAL TABLE \"%w\" USING chash(vnodes=160);"
+      "WITH RECURSIVE s(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM s WHERE x<%d)"
+      " INSERT INTO \"%w\"(node) SELECT printf('node-%%04d', x) FROM s",
+      zName, nNode-1, zName);
+  exec(db, zSql);
+  sqlite3_free(zSql);
+}
+
+/*
+** Time each of the n queries in azSql (which scan users WHERE id>?1 AND
+** id<=?2) over all rows, reps times, and store the median ns per row of
+** each in aNs. The queries take turns on slices of NSLICE rows' worth, so
+** that other load on the machine falls on all of them alike.
+*/
+#define NSLICE 20
+static void time_queries(sqlite3 *db, const char *const *azSql, int n,
+                         double *aNs){
+  sqlite3_stmt **aStmt = calloc(n, sizeof(*aStmt));
+  double (*a)[64] = calloc(n, sizeof(*a));
+  for(int i=0; i<n; i++){
+    if( sqlite3_prepare_v2(db, azSql[i], -1, &aStmt[i], NULL)!=SQLITE_OK ){
+      die(db, azSql[i]);
+    }
+  }
+  for(int r=0; r<nReps; r++){
+    for(int slice=0; slice<NSLICE; slice++){
+      sqlite3_int64 lo = (sqlite3_int64)nRows*slice/NSLICE;
+      sqlite3_int64 hi = (sqlite3_int64)nRows*(slice+1)/NSLICE;
+      for(int i=0; i<n; i++){
+        int k = (i + slice + r) % n;          /* rotate who goes first */
+        sqlite3_stmt *pStmt = aStmt[k];
+        sqlite3_bind_int64(pStmt, 1, lo);
+        sqlite3_bind_int64(pStmt, 2, hi);
+        double t0 = now_ns();
+        while( sqlite3_step(pStmt)==SQLITE_ROW ){}
+        if( sqlite3_reset(pStmt)!=SQLITE_OK ) die(db, azSql[k]);
+        a[k][r] += now_ns() - t0;
+      }
+    }
+  }
+  for(int i=0; i<n; i++){
+    for(int r=0; r<nReps; r++) a[i][r] /= nRows;
+    aNs[i] = median(a[i], nReps);
+    sqlite3_finalize(aStmt[i]);
+  }
+  free(a);
+  free(aStmt);
+}
+
+static const char *verdict(int ok){ return ok ? "PASS" : "FAIL"; }
+
+/* --------------------------------------------- 1-3: SQL per-row cost */
+
+static void bench_per_row(sqlite3 *db){
+  static const int aNode[] = { 10, 100, 1000 };
+  printf("\n## 1. Per-row cost of a %d-row scan, ns/row (median of %d)\n\n",
+         nRows, nReps);
+  printf("| nodes | points | no-op | ch_hash | ch_locate | locate/hash |"
+         " locate/no-op |\n|---:|---:|---:|---:|---:|---:|---:|\n");
+  for(int i=0; i<3; i++){
+    char *az[3];
+    az[0] = sqlite3_mprintf("SELECT count(noop(id)) " SCAN);
+    az[1] = sqlite3_mprintf("SELECT count(ch_hash(id)) " SCAN);
+    az[2] = sqlite3_mprintf("SELECT count(ch_locate(id, 'r%d')) " SCAN,
+                            aNode[i]);
+    double ns[3];
+    time_queries(db, (const char *const *)az, 3, ns);
+    printf("| %d | %d | %.1f | %.1f | %.1f | %.2f | %.2f |\n", aNode[i],
+           aNode[i]*160, ns[0], ns[1], ns[2], ns[2]/ns[1], ns[2]/ns[0]);
+    if( aNode[i]==100 ){
+      printf("\ntarget at 100 nodes: locate/hash <= 1.3: %.2f %s;"
+             " locate/no-op <= 2.0: %.2f %s\n\n", ns[2]/ns[1],
+             verdict(ns[2]/ns[1]<=1.3), ns[2]/ns[0], verdict(ns[2]/ns[0]<=2.0));
+    }
+    for(int k=0; k<3; k++) sqlite3_free(az[k]);
+  }
+
+  printf("\n## 2. ch_locate vs the pure-SQL ring (points table + correlated"
+         " subquery), ns/row\n\n");
+  printf("| nodes | points | pure SQL | ch_locate | speedup | target >= 10 |\n"
+         "|---:|---:|---:|---:|---:|---|\n");
+  for(int i=0; i<3; i++){
+    int n = aNode[i];
+    char *z = sqlite3_mprintf(
+        "CREATE TABLE p%d(token INTEGER PRIMARY KEY, node TEXT);"
+        "WITH RECURSIVE s(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM s WHERE i<160)"
+        " INSERT OR IGNORE INTO p%d SELECT ch_hash(node||'#'||i), node"
+        " FROM r%d, s", n, n, n);
+    exec(db, z);
+    sqlite3_free(z);
+    /* Signed token order is the same circle cut elsewhere: the successor
+    ** is the same point, wrapping to the smallest token. */
+    char *az[2];
+    az[0] = sqlite3_mprintf(
+        "SELECT count(coalesce((SELECT node FROM p%d WHERE token>=ch_hash(u.id)"
+        " ORDER BY token LIMIT 1), (SELECT node FROM p%d ORDER BY token LIMIT 1)))"
+        " FROM users u WHERE id>?1 AND id<=?2", n, n);
+    az[1] = sqlite3_mprintf("SELECT count(ch_locate(id, 'r%d')) " SCAN, n);
+    z = sqlite3_mprintf(
+        "SELECT count(*) FROM users u WHERE id<=100000 AND ch_locate(id, 'r%d')"
+        " IS NOT coalesce((SELECT node FROM p%d WHERE token>=ch_hash(u.id)"
+        " ORDER BY token LIMIT 1), (SELECT node FROM p%d ORDER BY token LIMIT 1))",
+        n, n, n);
+    sqlite3_int64 nDiff = run(db, z);
+    sqlite3_free(z);
+    if( nDiff ) printf("(!) pure SQL and ch_locate disagree on %lld keys\n",
+                       (long long)nDiff);
+    double ns[2];
+    time_queries(db, (const char *const *)az, 2, ns);
+    printf("| %d | %d | %.1f | %.1f | %.1fx | %s |\n", n, n*160, ns[0], ns[1],
+           ns[0]/ns[1], verdict(ns[0]/ns[1]>=10));
+    sqlite3_free(az[0]);
+    sqlite3_free(az[1]);
+  }
+  printf("\n(the two agree on the owner of every one of the first 100,000"
+         " keys)\n");
+
+  printf("\n## 3. ch_moved(id, 'mv@1', 'mv@2') vs ch_locate(id, 'mv'),"
+         " ns/row (mv: 100 nodes, then 101)\n\n");
+  make_ring(db, "mv", 100);
+  exec(db, "INSERT INTO mv(node) VALUES ('node-new')");
+  {
+    const char *az[2] = {
+      "SELECT count(ch_moved(id, 'mv@1', 'mv@2')) " SCAN,
+      "SELECT count(ch_locate(id, 'mv')) " SCAN,
+    };
+    double ns[2];
+    time_queries(db, az, 2, ns);
+    printf("| ch_moved | ch_locate | moved/locate | target <= 1.3 |\n"
+           "|---:|---:|---:|---|\n| %.1f | %.1f | %.2f | %s |\n",
+           ns[0], ns[1], ns[0]/ns[1], verdict(ns[0]/ns[1]<=1.3));
+  }
+}
+
+/* ---------------------------------- 7: inline JSON spec vs named ring */
+
+static void bench_inline_json(sqlite3 *db){
+  printf("\n## 7. Inline JSON spec vs named ring (the same 100 nodes),"
+         " ns/row\n\n");
+  {
+    sqlite3_str *s = sqlite3_str_new(db);
+    sqlite3_str_appendall(s, "SELECT count(ch_locate(id, '{\"vnodes\":160,"
+                             "\"nodes\":[");
+    for(int i=0; i<100; i++){
+      sqlite3_str_appendf(s, "%s\"node-%04d\"", i ? "," : "", i);
+    }
+    sqlite3_str_appendall(s, "]}')) " SCAN);
+    char *zJson = sqlite3_str_finish(s);
+    const char *az[2] = {
+      zJson, "SELECT count(ch_locate(id, 'r100')) " SCAN,
+    };
+    double ns[2];
+    time_queries(db, az, 2, ns);
+    printf("| inline JSON | named | json/named | target ~1.0 (<= 1.1) |\n"
+           "|---:|---:|---:|---|\n| %.1f | %.1f | %.2f | %s |\n",
+           ns[0], ns[1], ns[0]/ns[1], verdict(ns[0]/ns[1]<=1.1));
+    sqlite3_free(zJson);
+  }
+}
+
+/* ---------------------------------------------- 5: build through SQL */
+
+static void bench_build_sql(sqlite3 *db){
+  printf("\n## 5. Build through SQL: 1,000 nodes in one transaction + first"
+         " lookup, then one more node + first lookup, ms (median of %d)\n\n",
+         nReps);
+  double *aFirst = calloc(nReps, sizeof(double));
+  double *aSecond = calloc(nReps, sizeof(double));
+  double *aLook1 = calloc(nReps, sizeof(double));
+  double *aLook2 = calloc(nReps, sizeof(double));
+  for(int r=0; r<nReps; r++){
+    char *zCreate = sqlite3_mprintf(
+        "CREATE VIRTUAL TABLE b%d USING chash(vnodes=160)", r);
+    char *zFill = sqlite3_mprintf(
+        "BEGIN;"
+        "WITH RECURSIVE s(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM s WHERE x<999)"
+        " INSERT INTO b%d(node) SELECT printf('node-%%04d', x) FROM s;"
+        "COMMIT", r);
+    char *zAdd = sqlite3_mprintf("INSERT INTO b%d(node) VALUES ('node-new')", r);
+    char *zLook = sqlite3_mprintf("SELECT ch_locate(1, 'b%d')", r);
+    exec(db, zCreate);
+    double t0 = now_ns();
+    exec(db, zFill);
+    double t1 = now_ns();
+    run(db, zLook);
+    double t2 = now_ns();
+    exec(db, zAdd);
+    double t3 = now_ns();
+    run(db, zLook);
+    double t4 = now_ns();
+    aFirst[r] = (t2-t0)/1e6;
+    aLook1[r] = (t2-t1)/1e6;
+    aSecond[r] = (t4-t2)/1e6;
+    aLook2[r] = (t4-t3)/1e6;
+    sqlite3_free(zCreate);
+    sqlite3_free(zFill);
+    sqlite3_free(zAdd);
+    sqlite3_free(zLook);
+  }
+  double first = median(aFirst, nReps), second = median(aSecond, nReps);
+  printf("| step | total | of which the first lookup (ring build) |\n"
+         "|---|---:|---:|\n"
+         "| insert 1,000 nodes + first lookup | %.2f | %.2f |\n"
+         "| insert 1 node + first lookup | %.2f | %.2f |\n",
+         first, median(aLook1, nReps), second, median(aLook2, nReps));
+  printf("\nsecond/first: %.3f (target <= 0.1) %s\n", second/first,
+         verdict(second/first<=0.1));
+  free(aFirst);
+  free(aSecond);
+  free(aLook1);
+  free(aLook2);
+}
+
+/* ------------------------------------------- 6: memory through SQLite */
+
+static void bench_memory_sql(const char *zExt){
+  sqlite3 *db = open_db(zExt);
+  make_ring(db, "warm", 1);
+  run(db, "SELECT ch_locate(1, 'warm')");
+  make_ring(db, "m", 1000);
+  sqlite3_int64 before = sqlite3_memory_used();
+  run(db, "SELECT ch_locate(1, 'm')");   /* builds and caches the ring */
+  sqlite3_int64 after = sqlite3_memory_used();
+  double per = (double)(after-before) / (1000*160);
+  printf("\n## 6. Memory of a built ring, 1,000 nodes x 160 = 160,000 points\n\n"
+         "sqlite3_memory_used() grows by %lld bytes when the ring is built and"
+         " cached: %.2f bytes/point (target <= 16) %s\n",
+         (long long)(after-before), per, verdict(per<=16));
+  sqlite3_close(db);
+}
+
+/* ------------------------------- 4, 5b: the ring core alone (no SQLite) */
+
+/* A counting allocator: a size header before each block. */
+static size_t nLive = 0;
+
+static void *count_malloc(size_t n){
+  size_t *p = malloc(n + 16);
+  if( p==NULL ) return NULL;
+  *p = n;
+  nLive += n;
+  return (char *)p + 16;
+}
+
+static void count_free(void *p){
+  if( p==NULL ) return;
+  size_t *h = (size_t *)((char *)p - 16);
+  nLive -= *h;
+  free(h);
+}
+
+static uint64_t rng_state = 42;
+
+static uint64_t rnd(void){
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/* Where lookup results go, so that the compiler keeps the lookups. */
+static volatile uint32_t sink;
+
+/* What ring_lookup did before the index: a binary search over all points. */
+static uint32_t lookup_bsearch(const ring *r, uint64_t pos){
+  uint32_t lo = 0, hi = r->n_points;
+  while( lo<hi ){
+    uint32_t mid = lo + (hi-lo)/2;
+    if( r->positions[mid]<pos ) lo = mid+1; else hi = mid;
+  }
+  return r->owners[lo==r->n_points ? 0 : lo];
+}
+
+static ring_input *make_inputs(int n){
+  ring_input *a = malloc(sizeof(ring_input) * n);
+  for(int i=0; i<n; i++){
+    char *z = malloc(16);
+    a[i].name_len = (uint32_t)snprintf(z, 16, "node-%06d", i);
+    a[i].name = z;
+    a[i].weight = 1.0;
+  }
+  return a;
+}
+
+static void free_inputs(ring_input *a, int n){
+  for(int i=0; i<n; i++) free((char *)a[i].name);
+  free(a);
+}
+
+static void bench_core(void){
+  static const int aNode[] = { 10, 100, 1000, 10000, 100000 };
+  enum { NKEY = 1 << 22 };
+  uint64_t *aKey = malloc(sizeof(uint64_t) * NKEY);
+  for(int i=0; i<NKEY; i++) aKey[i] = rnd();
+  ring_config cfg;
+  ring_config_default(&cfg);
+  ring_set_allocator(count_malloc, count_free);
+
+  printf("\n## 4. Ring core (C, no SQLite): lookups of random positions,"
+         " millions/s (median of %d x %d lookups)\n\n", nReps, NKEY);
+  printf("| nodes | points | bytes/point | full build ms | index M/s |"
+         " binary search M/s | index/bsearch |\n"
+         "|---:|---:|---:|---:|---:|---:|---:|\n");
+  for(int i=0; i<5; i++){
+    ring_input *aIn = make_inputs(aNode[i]);
+    char zErr[200];
+    ring *r = NULL;
+    double tb = now_ns();
+    if( ring_build(&cfg, aIn, aNode[i], &r, zErr, sizeof(zErr))!=RING_OK ){
+      fprintf(stderr, "bench: ring_build: %s\n", zErr);
+      exit(1);
+    }
+    tb = (now_ns() - tb) / 1e6;
+    double perPoint = (double)nLive / r->n_points;
+    double a[2][64] = {{0}};
+    for(int rep=0; rep<nReps; rep++){
+      for(int slice=0; slice<NSLICE; slice++){
+        const uint64_t *aK = aKey + (size_t)NKEY/NSLICE*slice;
+        for(int k=0; k<2; k++){
+          int which = (k + slice + rep) % 2;
+          uint32_t s = 0;
+          double t0 = now_ns();
+          if( which==0 ){
+            for(int j=0; j<NKEY/NSLICE; j++) s += ring_lookup(r, aK[j]);
+          }else{
+            for(int j=0; j<NKEY/NSLICE; j++) s += lookup_bsearch(r, aK[j]);
+          }
+          a[which][rep] += now_ns() - t0;
+          sink += s;
+        }
+      }
+      for(int k=0; k<2; k++) a[k][rep] = NKEY / (a[k][rep] / 1e3);  /* M/s */
+    }
+    double mIdx = median(a[0], nReps), mBs = median(a[1], nReps);
+    printf("| %d | %u | %.2f | %.1f | %.1f | %.1f | %.2f |\n", aNode[i],
+           r->n_points, perPoint, tb, mIdx, mBs, mIdx/mBs);
+    ring_release(r);
+    free_inputs(aIn, aNode[i]);
+  }
+  printf("\nbytes/point: everything the ring holds (positions, owners, index,"
+         " nodes, names) / points.\n");
+
+  ring_set_allocator(malloc, free);
+  free(aKey);
+}
+
+static void bench_core_builds(void){
+  ring_config cfg;
+  ring_config_default(&cfg);
+  printf("\n## 5b. Ring core: full build vs incremental build"
+         " (ring_build_from the previous ring), ms (median of %d)\n\n", nReps);
+  printf("| change | full build | incremental | incremental/full |\n"
+         "|---|---:|---:|---:|\n");
+  {
+    ring_input *aIn = make_inputs(1001);
+    char zErr[200];
+    ring *base = NULL;
+    ring_build(&cfg, aIn, 1000, &base, zErr, sizeof(zErr));
+    static const char *azChange[] = {
+      "add 1 node to 1,000", "remove 1 node of 1,000", "reweight 1 node of 1,000"
+    };
+    for(int c=0; c<3; c++){
+      uint32_t n = c==1 ? 999 : c==0 ? 1001 : 1000;
+      aIn[0].weight = c==2 ? 2.0 : 1.0;
+      double a[2][64];
+      for(int rep=0; rep<nReps; rep++){
+        for(int k=0; k<2; k++){
+          int which = (k + rep) % 2;
+          ring *r = NULL;
+          double t0 = now_ns();
+          ring_build_from(which ? base : NULL, &cfg, aIn, n, &r, zErr,
+                          sizeof(zErr));
+          a[which][rep] = (now_ns() - t0) / 1e6;
+          ring_release(r);
+        }
+      }
+      double full = median(a[0], nReps), inc = median(a[1], nReps);
+      printf("| %s | %.2f | %.2f | %.3f |\n", azChange[c], full, inc, inc/full);
+    }
+    ring_release(base);
+    free_inputs(aIn, 1001);
+  }
+}
+
+/* ------------------------- 4b: ketama, chash's core vs libmemcached */
+
+#ifdef BENCH_LIBMEMCACHED
+static void bench_ketama(void){
+  /* Not 1,000: Debian's libmemcached 1.1 asserts (and aborts) past 100
+  ** servers (MEMCACHED_CONTINUUM_SIZE is 100 x 100 points). */
+  enum { NSERVER = 100, NK = 1 << 20 };
+  printf("\n## 4b. Ketama ring of %d servers (weight 1, MD5, 160 points"
+         " each): key -> server, chash's core vs libmemcached's"
+         " memcached_generate_hash, millions of keys/s (median of %d)\n\n",
+         NSERVER, nReps);
+  memcached_st *memc = memcached_create(NULL);
+  memcached_behavior_set(memc, MEMCACHED_BEHAVIOR_KETAMA_WEIGHTED, 1);
+  ring_input *aIn = malloc(sizeof(ring_input) * NSERVER);
+  for(int i=0; i<NSERVER; i++){
+    char *z = malloc(32);
+    snprintf(z, 32, "10.0.%d.%d", i/250, i%250 + 1);
+    memcached_server_add_with_weight(memc, z, 11211, 1);
+    aIn[i].name = z;                   /* port 11211: named by host alone */
+    aIn[i].name_len = (uint32_t)strlen(z);
+    aIn[i].weight = 1.0;
+  }
+  ring_config cfg;
+  ring_config_default(&cfg);
+  cfg.algorithm = RING_ALGO_KETAMA;
+  cfg.hash = HASH_MD5;
+  char zErr[200];
+  ring *r = NULL;
+  if( ring_build(&cfg, aIn, NSERVER, &r, zErr, sizeof(zErr))!=RING_OK ){
+    fprintf(stderr, "bench: ketama ring_build: %s\n", zErr);
+    exit(1);
+  }
+  /* The servers in add order, as names of r's nodes: libmemcached answers
+  ** with an add-order index, chash with a name-order one. */
+  uint32_t *aByAdd = malloc(sizeof(uint32_t) * NSERVER);
+  for(int i=0; i<NSERVER; i++){
+    aByAdd[i] = (uint32_t)ring_find_node(r, aIn[i].name, aIn[i].name_len);
+  }
+  char (*aKey)[16] = malloc(sizeof(*aKey) * NK);
+  uint8_t *aLen = malloc(NK);
+  for(int i=0; i<NK; i++) aLen[i] = (uint8_t)snprintf(aKey[i], 16, "user-%d", i);
+  int nDiff = 0;
+  for(int i=0; i<NK; i++){
+    uint32_t a = aByAdd[memcached_generate_hash(memc, aKey[i], aLen[i])];
+    uint32_t b = ring_lookup(r, hash_bytes(cfg.hash, cfg.seed, aKey[i], aLen[i]));
+    nDiff += a!=b;
+  }
+  double a[2][64] = {{0}};
+  for(int rep=0; rep<nReps; rep++){
+    for(int slice=0; slice<NSLICE; slice++){
+      int lo = NK/NSLICE*slice, hi = NK/NSLICE*(slice+1);
+      for(int k=0; k<2; k++){
+        int which = (k + slice + rep) % 2;
+        uint32_t sum = 0;
+        double t0 = now_ns();
+        if( which==0 ){
+          for(int i=lo; i<hi; i++){
+            sum += ring_lookup(r, hash_bytes(cfg.hash, cfg.seed, aKey[i], aLen[i]));
+          }
+        }else{
+          for(int i=lo; i<hi; i++){
+            sum += memcached_generate_hash(memc, aKey[i], aLen[i]);
+          }
+        }
+        a[which][rep] += now_ns() - t0;
+        sink += sum;
+      }
+    }
+    for(int k=0; k<2; k++) a[k][rep] = NK / (a[k][rep] / 1e3);
+  }
+  double mC = median(a[0], nReps), mL = median(a[1], nReps);
+  printf("| chash M/s | libmemcached M/s | chash/libmemcached | target >= 2 |\n"
+         "|---:|---:|---:|---|\n| %.2f | %.2f | %.2f | %s |\n",
+         mC, mL, mC/mL, verdict(mC/mL>=2));
+  printf("\n(both hash the key with MD5 and find its point; they agree on"
+         " %d of %d keys)\n", NK-nDiff, NK);
+  free(aKey);
+  free(aLen);
+  free(aByAdd);
+  ring_release(r);
+  for(int i=0; i<NSERVER; i++) free((char *)aIn[i].name);
+  free(aIn);
+  memcached_free(memc);
+}
+#else
+static void bench_ketama(void){
+  printf("\n## 4b. Ketama vs libmemcached: skipped (built without"
+         " libmemcached-dev)\n");
+}
+#endif
+
+int main(int argc, char **argv){
+  const char *zExt = "./chash.so";
+  for(int i=1; i<argc; i++){
+    if( strcmp(argv[i], "--ext")==0 && i+1<argc ) zExt = argv[++i];
+    else if( strcmp(argv[i], "--reps")==0 && i+1<argc ) nReps = atoi(argv[++i]);
+    else if( strcmp(argv[i], "--rows")==0 && i+1<argc ) nRows = atoi(argv[++i]);
+    else{
+      fprintf(stderr, "usage: %s [--ext PATH] [--reps N] [--rows N]\n", argv[0]);
+      return 2;
+    }
+  }
+  if( nReps<1 || nReps>64 || nRows<1 ){
+    fprintf(stderr, "bench: --reps is 1..64, --rows at least 1\n");
+    return 2;
+  }
+  printf("# chash benchmark: SQLite %s, %d rows, %d repetitions\n",
+         sqlite3_libversion(), nRows, nReps);
+
+  sqlite3 *db = open_db(zExt);
+  char *z = sqlite3_mprintf(
+      "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT);"
+      "WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM s WHERE x<%d)"
+      " INSERT INTO users SELECT x, 'user-'||x FROM s", nRows);
+  exec(db, z);
+  sqlite3_free(z);
+  make_ring(db, "r10", 10);
+  make_ring(db, "r100", 100);
+  make_ring(db, "r1000", 1000);
+
+  bench_per_row(db);
+  bench_core();
+  bench_ketama();
+  bench_build_sql(db);
+  bench_core_builds();
+  bench_memory_sql(zExt);
+  bench_inline_json(db);
+  sqlite3_close(db);
+  return 0;
+}

@@ -1,0 +1,264 @@
+/*
+** ring_points_test.c: the fast paths of the ring core give exactly the
+** placements of the plain model.
+**
+**   - a full build equals a naive reference (snprintf labels, qsort by
+**     position, node name, replica) point for point;
+**   - an incremental build (ring_build_from the previous ring) equals a full
+**     build after every step of random add / remove / reweight sequences,
+**     including bases of another config or of unrelated nodes, and under
+**     hashes whose small space makes equal positions common;
+**   - ring_lookup (the bucket index) equals a plain binary search, at random
+**     positions and at, just before and just after every point; on
+**     hand-made rings, ties take the first point.
+**
+** Exit status 0 if every check passes; failures are printed.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ring_impl.h"
+
+static int nFail = 0;
+
+#define CHECK(cond, ...) do{ if( !(cond) ){ \
+  nFail++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+  fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } }while(0)
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+
+/* splitmix64: reproducible random numbers. */
+static uint64_t rnd(void){
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+typedef struct ref_point { uint64_t pos; uint32_t node, replica; } ref_point;
+
+static int ref_compare(const void *pa, const void *pb){
+  const ref_point *a = pa, *b = pb;
+  if( a->pos!=b->pos ) return a->pos<b->pos ? -1 : 1;
+  if( a->node!=b->node ) return a->node<b->node ? -1 : 1;
+  return (a->replica>b->replica) - (a->replica<b->replica);
+}
+
+/* The model, written plainly, against r's nodes. */
+static void check_reference(const ring *r){
+  ref_point *a = malloc(sizeof(ref_point) * (r->n_points ? r->n_points : 1));
+  uint32_t k = 0;
+  for(uint32_t n=0; n<r->n_nodes; n++){
+    for(uint32_t i=1; i<=r->nodes[n].points; i++){
+      char label[1100];
+      int len = snprintf(label, sizeof(label), "%s#%u", r->nodes[n].name, i);
+      a[k].pos = hash_bytes(r->config.hash, r->config.seed, label, len);
+      a[k].node = n;
+      a[k++].replica = i;
+    }
+  }
+  CHECK(k==r->n_points, "point count %u, expected %u", r->n_points, k);
+  qsort(a, k, sizeof(ref_point), ref_compare);
+  for(uint32_t i=0; i<k && i<r->n_points; i++){
+    if( a[i].pos!=r->positions[i] || a[i].node!=r->owners[i] ){
+      CHECK(0, "point %u differs from the reference", i);
+      break;
+    }
+  }
+  free(a);
+}
+
+/* A plain lower-bound search, wrapping to point 0. */
+static uint32_t naive_lookup(const ring *r, uint64_t pos){
+  uint32_t lo = 0, hi = r->n_points;
+  while( lo<hi ){
+    uint32_t mid = lo + (hi-lo)/2;
+    if( r->positions[mid]<pos ) lo = mid+1; else hi = mid;
+  }
+  return r->owners[lo==r->n_points ? 0 : lo];
+}
+
+static void check_lookups(const ring *r){
+  if( r->n_nodes==0 ) return;
+  uint64_t edge[] = { 0, 1, UINT64_MAX, UINT64_MAX-1, (uint64_t)1 << 63 };
+  for(size_t i=0; i<sizeof(edge)/sizeof(edge[0]); i++){
+    CHECK(ring_lookup(r, edge[i])==naive_lookup(r, edge[i]),
+          "lookup of %llu", (unsigned long long)edge[i]);
+  }
+  for(int i=0; i<2000; i++){
+    uint64_t p = rnd();
+    if( ring_lookup(r, p)!=naive_lookup(r, p) ){
+      CHECK(0, "lookup of random %llu", (unsigned long long)p);
+      return;
+    }
+  }
+  for(uint32_t i=0; i<r->n_points; i++){
+    for(int d=-1; d<=1; d++){
+      uint64_t p = r->positions[i] + (uint64_t)(int64_t)d;
+      if( ring_lookup(r, p)!=naive_lookup(r, p) ){
+        CHECK(0, "lookup at point %u%+d", i, d);
+        return;
+      }
+    }
+  }
+}
+
+/* a and b are the same ring: nodes, points, shares, arrays. */
+static void check_same(const ring *a, const ring *b, const char *zWhat){
+  int same = a->n_nodes==b->n_nodes && a->n_points==b->n_points;
+  for(uint32_t n=0; same && n<a->n_nodes; n++){
+    same = strcmp(a->nodes[n].name, b->nodes[n].name)==0
+        && a->nodes[n].points==b->nodes[n].points
+        && a->nodes[n].weight==b->nodes[n].weight
+        && a->nodes[n].share==b->nodes[n].share;
+  }
+  if( same && a->n_points ){
+    same = memcmp(a->positions, b->positions, 8*(size_t)a->n_points)==0
+        && memcmp(a->owners, b->owners, 4*(size_t)a->n_points)==0;
+  }
+  CHECK(same, "%s: incremental and full builds differ", zWhat);
+}
+
+#define POOL 40
+
+static const double aWeight[] = { 1.0, 0.5, 2.0, 0.001, 1.5, 0.25 };
+
+/* A random walk over node sets: after each step, compare builds. */
+static void random_walk(ring_config cfg, int nStep){
+  char azName[POOL][16];
+  double aW[POOL];
+  int aIn[POOL];
+  for(int i=0; i<POOL; i++){
+    /* Names that share prefixes, so name order is exercised. */
+    snprintf(azName[i], sizeof(azName[i]), i%3 ? "n%d" : "n%d-x", i);
+    aIn[i] = 0;
+  }
+  ring *prev = NULL;
+  for(int step=0; step<nStep; step++){
+    int k = (int)(rnd() % POOL);
+    int nChange = 1 + (int)(rnd() % 3);
+    for(int c=0; c<nChange; c++, k = (int)(rnd() % POOL)){
+      switch( rnd() % 3 ){
+        case 0: aIn[k] = 1; aW[k] = 1.0; break;                   /* add */
+        case 1: aIn[k] = 0; break;                                /* remove */
+        default: aW[k] = aWeight[rnd() % 6]; aIn[k] = 1; break;   /* weight */
+      }
+    }
+    ring_input aInput[POOL];
+    uint32_t n = 0;
+    for(int i=0; i<POOL; i++){
+      if( !aIn[i] ) continue;
+      aInput[n].name = azName[i];
+      aInput[n].name_len = (uint32_t)strlen(azName[i]);
+      aInput[n++].weight = aW[i];
+    }
+    /* Shuffle: input order must not matter. */
+    for(uint32_t i=n; i>1; i--){
+      uint32_t j = (uint32_t)(rnd() % i);
+      ring_input t = aInput[i-1]; aInput[i-1] = aInput[j]; aInput[j] = t;
+    }
+    char zErr[200];
+    ring *full = NULL, *inc = NULL;
+    int rc1 = ring_build(&cfg, aInput, n, &full, zErr, sizeof(zErr));
+    int rc2 = ring_build_from(prev, &cfg, aInput, n, &inc, zErr, sizeof(zErr));
+    CHECK(rc1==RING_OK && rc2==RING_OK, "build failed: %s", zErr);
+    if( full && inc ){
+      check_same(full, inc, "random walk");
+      if( step%16==0 ){
+        check_reference(full);
+        check_lookups(inc);
+      }
+    }
+    ring_release(full);
+    ring_release(prev);
+    prev = inc;
+  }
+  ring_release(prev);
+}
+
+/* A base of another config, or of unrelated nodes, still gives the same. */
+static void check_other_bases(void){
+  ring_config c1, c2;
+  ring_config_default(&c1);
+  ring_config_default(&c2);
+  c2.seed = 7;
+  ring_input a[] = { {"a", 1, 1.0}, {"b", 1, 2.0}, {"c", 1, 1.0} };
+  ring_input b[] = { {"x", 1, 1.0}, {"b", 1, 2.0}, {"a", 1, 1.0} };
+  char zErr[200];
+  ring *base = NULL, *full = NULL, *inc = NULL, *other = NULL;
+  ring_build(&c2, a, 3, &base, zErr, sizeof(zErr));
+  ring_build(&c1, a, 3, &full, zErr, sizeof(zErr));
+  ring_build_from(base, &c1, a, 3, &inc, zErr, sizeof(zErr));
+  check_same(full, inc, "base of another seed");
+  ring_release(inc);
+  ring_build(&c1, b, 3, &other, zErr, sizeof(zErr));
+  ring_build_from(other, &c1, a, 3, &inc, zErr, sizeof(zErr));
+  check_same(full, inc, "base of other nodes");
+  ring_release(inc);
+  ring_build_from(full, &c1, NULL, 0, &inc, zErr, sizeof(zErr));
+  CHECK(inc && inc->n_points==0, "empty ring from a base");
+  ring_release(inc);
+  ring_release(base);
+  ring_release(full);
+  ring_release(other);
+}
+
+/* Hand-made rings with the index built: ties take the first point, and
+** points at 0 and at the top of the space. */
+static void check_index_edges(void){
+  ring r;
+  memset(&r, 0, sizeof(r));
+  ring_config_default(&r.config);
+  uint64_t aPos1[] = {10, 20, 20, 30};
+  uint32_t aOwn1[] = {0, 1, 2, 3};
+  r.n_points = 4;
+  r.positions = aPos1;
+  r.owners = aOwn1;
+  CHECK(ring_index_build(&r)==RING_OK, "index of 4 points");
+  CHECK(ring_lookup(&r, 0)==0 && ring_lookup(&r, 10)==0, "before the first");
+  CHECK(ring_lookup(&r, 11)==1 && ring_lookup(&r, 20)==1, "first of a tie");
+  CHECK(ring_lookup(&r, 21)==3 && ring_lookup(&r, 30)==3, "after the tie");
+  CHECK(ring_lookup(&r, 31)==0 && ring_lookup(&r, UINT64_MAX)==0, "wrap");
+  ring_dealloc(r.index);
+
+  uint64_t aPos2[] = {0, 0, 0, 0, 0, 7, UINT64_MAX, UINT64_MAX};
+  uint32_t aOwn2[] = {1, 2, 3, 4, 5, 6, 7, 8};
+  r.n_points = 8;
+  r.positions = aPos2;
+  r.owners = aOwn2;
+  CHECK(ring_index_build(&r)==RING_OK, "index of 8 points");
+  CHECK(ring_lookup(&r, 0)==1, "five tied at 0");
+  CHECK(ring_lookup(&r, 1)==6 && ring_lookup(&r, 7)==6, "past the tie");
+  CHECK(ring_lookup(&r, 8)==7 && ring_lookup(&r, UINT64_MAX)==7, "top");
+  ring_dealloc(r.index);
+}
+
+int main(void){
+  ring_config cfg;
+  ring_config_default(&cfg);
+  random_walk(cfg, 300);
+  cfg.vnodes = 3;                  /* few points: sparse index buckets */
+  random_walk(cfg, 300);
+  cfg.vnodes = 1;
+  cfg.hash = HASH_XXH64;
+  cfg.seed = 12345;
+  random_walk(cfg, 300);
+  /* crc32's 15-bit space: thousands of points in 32,768 positions, so
+  ** equal positions are common and their order (node name, then replica)
+  ** is checked through the radix sort and the merge. */
+  ring_config_default(&cfg);
+  cfg.hash = HASH_CRC32;
+  random_walk(cfg, 200);
+  cfg.hash = HASH_MD5;             /* a 32-bit space */
+  cfg.vnodes = 40;
+  random_walk(cfg, 100);
+  check_other_bases();
+  check_index_edges();
+  if( nFail ){
+    fprintf(stderr, "ring_points_test: %d failures\n", nFail);
+    return 1;
+  }
+  printf("ring_points_test: ok\n");
+  return 0;
+}
