@@ -277,15 +277,16 @@ static int node_list_add(node_list *p, const char *z, int n, double w){
     p->aInput = aNew;
     p->nAlloc = nNew;
   }
-  if( p->nNames + n > p->nNamesAlloc ){
-    size_t nNew = (p->nNamesAlloc + n) * 2;
+  /* Allocated even for empty names (only in a damaged table), so that
+  ** zNames is never NULL when offsets into it are taken. */
+  if( p->zNames==NULL || p->nNames + n > p->nNamesAlloc ){
+    size_t nNew = (p->nNamesAlloc + n) * 2 + 64;
     char *zNew = sqlite3_realloc64(p->zNames, nNew);
     if( zNew==NULL ) return SQLITE_NOMEM;
     p->zNames = zNew;
     p->nNamesAlloc = nNew;
   }
-  /* An empty name (only in a damaged table) may meet zNames still NULL. */
-  if( n>0 ) memcpy(p->zNames + p->nNames, z, n);
+  memcpy(p->zNames + p->nNames, z, n);
   /* Names are offsets until the list is complete (zNames may move). */
   p->aInput[p->n].name = (const char *)(uintptr_t)p->nNames;
   p->aInput[p->n].name_len = (uint32_t)n;
