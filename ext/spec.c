@@ -799,6 +799,10 @@ int spec_ring_value(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
     return SQLITE_ERROR;
   }
   int rc = resolve(conn, eType, z, n, i, ppRing, pWhere, &zErr);
+  /* resolve() words every error it finds; no words: out of memory. */
+  if( (rc==SQLITE_ERROR || rc==SQLITE_CORRUPT_VTAB) && zErr==NULL ){
+    rc = SQLITE_NOMEM;
+  }
   if( rc!=SQLITE_OK ){
     if( rc!=SQLITE_NOMEM ){
       *pzErr = sqlite3_mprintf("%s: %s", zFunc,
