@@ -666,8 +666,8 @@ static int restoreTemp(sqlite3 *db, sqlite3 *pCopy, const char *zFrom,
 
 /*
 ** Is zSql atomic, so that a failure must leave the database as it was: a
-** single statement, or a script that starts with BEGIN (the runner rolls
-** back a transaction that a failure leaves open)?
+** single statement (but not one with OR FAIL), or a script that starts
+** with BEGIN (the runner rolls back a transaction a failure leaves open)?
 */
 static int isAtomic(sqlite3 *db, const char *zSql){
   sqlite3_stmt *pStmt = 0;
@@ -675,6 +675,8 @@ static int isAtomic(sqlite3 *db, const char *zSql){
   int bOne;
   while( isspace((unsigned char)*zSql) ) zSql++;
   if( sqlite3_strnicmp(zSql, "BEGIN", 5)==0 ) return 1;
+  /* OR FAIL keeps what the statement did before the failure. */
+  if( sqlite3_strlike("%OR FAIL%", zSql, 0)==0 ) return 0;
   if( sqlite3_prepare_v2(db, zSql, -1, &pStmt, &zTail)!=SQLITE_OK ) return 1;
   sqlite3_finalize(pStmt);
   while( zTail && (isspace((unsigned char)*zTail) || *zTail==';') ) zTail++;
