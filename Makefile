@@ -4,6 +4,10 @@
 #   make demo       the tour: sql/demo.sql in the sqlite3 shell
 #   make test       build, then run every tests/*.test and the unit tests
 #   make test-asan  the same, built with AddressSanitizer and UBSan
+#   make test-valgrind  the .test files under valgrind memcheck
+#   make test-oom   every .test file under out-of-memory fault injection
+#   make test-hard  concurrency, crash rounds and the slow limits tests
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60)
 #   make test-compat  ketama against the real nutcracker and libmemcached
 #   make bench      the benchmark (tests/bench/bench.c; docs/performance.md)
 #   make experiments  run sql/vnode_sweep.sql, modn_vs_ring.sql and
@@ -27,9 +31,9 @@ HDR      = $(wildcard ext/*.h) tests/unit.h
 LIBS     = -lnettle -lz -lm
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
 
-DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev zlib1g-dev python3 python3-xxhash
+DEBS = gcc clang libclang-rt-14-dev valgrind make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev zlib1g-dev python3 python3-xxhash
 
-.PHONY: all deps demo test test-asan test-compat unit bench clean experiments plot-deps
+.PHONY: all deps demo test test-asan test-valgrind test-oom test-hard fuzz test-compat unit bench clean experiments plot-deps
 
 all: chash.so
 
@@ -120,10 +124,61 @@ test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test build/asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/runner --ext ./build/asan/chash.so tests/*.test
 
+# Every .test file under valgrind memcheck: any error or leak fails.
+test-valgrind: chash.so tests/runner
+	valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
+	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
+	  tests/runner --ext ./chash.so tests/*.test
+
+# Every statement and query of every .test file, run first with allocation
+# N = 1, 2, 3 ... failing (see tests/runner.c, "oom").
+test-oom: chash.so tests/runner
+	tests/runner --oom --ext ./chash.so tests/*.test
+
+# Processes against one database: concurrent readers and writers (WAL), and
+# writers killed with SIGKILL mid-transaction. HARD_SECONDS and
+# CRASH_ROUNDS bound them; CI uses the defaults, larger runs are on demand.
+HARD_SECONDS ?= 5
+CRASH_ROUNDS ?= 40
+
+tests/concurrency: tests/concurrency.c | deps
+	$(CC) $(STD) $(CFLAGS) $(WARN) -o $@ $< -lsqlite3
+
+tests/crash: tests/crash.c | deps
+	$(CC) $(STD) $(CFLAGS) $(WARN) -o $@ $< -lsqlite3
+
+test-hard: chash.so tests/runner tests/concurrency tests/crash
+	tests/concurrency --ext ./chash.so --seconds $(HARD_SECONDS)
+	tests/crash --ext ./chash.so --rounds $(CRASH_ROUNDS)
+	tests/runner --ext ./chash.so tests/slow/*.test
+
+# libFuzzer targets (clang): the extension linked in statically with the
+# system libsqlite3. New corpus entries go to build/fuzz/corpus-NAME; the
+# seeds in tests/fuzz/corpus/NAME are kept in the repository.
+FUZZ_TARGETS = options spec keys dml corrupt
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS = $(STD) -g -O1 $(WARN) -fsanitize=fuzzer,address,undefined \
+             -fno-sanitize-recover=all -DSQLITE_CORE -Iext
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(SRC) $(HDR) | deps
+	@mkdir -p build/fuzz
+	clang $(FUZZ_FLAGS) -o $@ $< $(SRC) -lsqlite3 $(LIBS)
+
+fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build/fuzz/corpus-$$t; \
+	  echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
+	  build/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=build/fuzz/ build/fuzz/corpus-$$t tests/fuzz/corpus/$$t \
+	    > build/fuzz/$$t.log 2>&1 || { tail -40 build/fuzz/$$t.log; exit 1; }; \
+	  grep -E '^(stat::number_of_executed_units|#[0-9]+ *DONE)' build/fuzz/$$t.log; \
+	done
+
 # ketama placement against the real routers (Debian: nutcracker, memcached,
 # libmemcached-dev); starts its own processes on loopback and stops them.
 test-compat: chash.so
 	tests/compat/run.sh
+
 # The experiments: each sql/NAME.sql prints its tables into out/NAME.txt;
 # the two that are plotted also leave their table NAME in out/NAME.tsv.
 PLOTTED = vnode_sweep modn_vs_ring
@@ -155,4 +210,5 @@ experiments: chash.so plot-deps
 	@ls out/*.svg out/*.png
 
 clean:
-	rm -rf chash.so tests/runner tests/ring_test tests/algos_test tests/ring_points_test tests/bench/bench build
+	rm -rf chash.so tests/runner tests/ring_test tests/algos_test tests/ring_points_test tests/bench/bench \
+	  tests/concurrency tests/crash build

@@ -181,6 +181,10 @@ int spec_current_ring(chash_conn *conn, const char *zSchema,
 */
 int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos);
 
+/* Set zMsg as ctx's error; if it is NULL (building the message ran out of
+** memory), the error is SQLITE_NOMEM. */
+void chash_result_error(sqlite3_context *ctx, const char *zMsg);
+
 int funcs_register(sqlite3 *db, chash_conn *conn);
 
 /* ------------------------------------------------------------------ tvf.c */

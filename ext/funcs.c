@@ -68,6 +68,14 @@ int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos){
   return 1;
 }
 
+void chash_result_error(sqlite3_context *ctx, const char *zMsg){
+  if( zMsg ){
+    sqlite3_result_error(ctx, zMsg, -1);
+  }else{
+    sqlite3_result_error_nomem(ctx);
+  }
+}
+
 /* Set "zFunc: ring ... is empty" on ctx; rings with no nodes own no key. */
 static void error_empty(sqlite3_context *ctx, const char *zFunc,
                         sqlite3_value *pSpec){
@@ -75,7 +83,7 @@ static void error_empty(sqlite3_context *ctx, const char *zFunc,
   char *zMsg = sqlite3_mprintf("%s: ring %s%s%sis empty (it has no nodes)",
                                zFunc, zSpec ? "'" : "", zSpec ? zSpec : "",
                                zSpec ? "' " : "");
-  sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+  chash_result_error(ctx, zMsg);
   sqlite3_free(zMsg);
 }
 
@@ -137,7 +145,7 @@ static void hash_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     if( h<0 ){
       char *zMsg = sqlite3_mprintf("ch_hash: unknown hash '%s'; accepted: %s",
                                    zHash ? zHash : "NULL", hash_names());
-      sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+      chash_result_error(ctx, zMsg);
       sqlite3_free(zMsg);
       return;
     }

@@ -126,19 +126,34 @@ static ring *cache_base(chash_conn *conn, const char *zTable){
 ** version iVersion, or the current ring if bCurrent. Checks the version is
 ** in range. New reference in *ppRing.
 */
-static int table_ring(chash_conn *conn, const char *zSchema, const char *zName,
-                      int bCurrent, int bRelative, int64_t iVersion,
-                      const char *zSpec, ring **ppRing, char **pzErr){
+static int table_ring_read(chash_conn *conn, const char *zSchema,
+                           const char *zName, int bCurrent, int bRelative,
+                           int64_t iVersion, const char *zSpec, ring **ppRing,
+                           char **pzErr){
   sqlite3 *db = conn->db;
   store_info info;
   int64_t nCurrent;
   int rc = store_read_info(db, zSchema, zName, &info, pzErr);
   if( rc!=SQLITE_OK ) return rc;
   rc = store_current_version(db, zSchema, zName, &nCurrent);
+  if( rc==SQLITE_CORRUPT_VTAB ){
+    *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s_history has an epoch "
+                             "that is not a version number", zSchema, zName,
+                             zName);
+    return rc;
+  }
   if( rc!=SQLITE_OK ){
     *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s", zSchema, zName,
                              sqlite3_errmsg(db));
     return rc==SQLITE_NOMEM ? rc : SQLITE_CORRUPT_VTAB;
+  }
+  /* Every committed version has its rows in the history. */
+  if( nCurrent<info.epoch ){
+    *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s_history ends at "
+                             "version %lld, but %s_config says %lld were "
+                             "committed", zSchema, zName, zName,
+                             (long long)nCurrent, zName, (long long)info.epoch);
+    return SQLITE_CORRUPT_VTAB;
   }
   if( !bCurrent ){
     if( bRelative ) iVersion = nCurrent + iVersion;
@@ -177,6 +192,34 @@ static int table_ring(chash_conn *conn, const char *zSchema, const char *zName,
   sqlite3_free(zTable);
   sqlite3_free(zKey);
   *ppRing = r;
+  return rc;
+}
+
+/*
+** table_ring_read, with the configuration, the version and the nodes read
+** from one snapshot of the database. Each read is its own statement; when
+** the calling statement reads no table of that schema, each would
+** otherwise see the latest commit at its own time, and a ring could be
+** built from nodes newer than its version number and stamp say. A
+** statement left open on the schema holds one read transaction for all.
+*/
+static int table_ring(chash_conn *conn, const char *zSchema, const char *zName,
+                      int bCurrent, int bRelative, int64_t iVersion,
+                      const char *zSpec, ring **ppRing, char **pzErr){
+  sqlite3_stmt *pPin = NULL;
+  char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema", zSchema);
+  if( zSql==NULL ) return SQLITE_NOMEM;
+  int rc = sqlite3_prepare_v2(conn->db, zSql, -1, &pPin, NULL);
+  sqlite3_free(zSql);
+  if( rc==SQLITE_OK ) rc = sqlite3_step(pPin);
+  if( rc==SQLITE_ROW || rc==SQLITE_DONE ){
+    rc = table_ring_read(conn, zSchema, zName, bCurrent, bRelative, iVersion,
+                         zSpec, ppRing, pzErr);
+  }else if( rc!=SQLITE_NOMEM ){
+    *pzErr = sqlite3_mprintf("ring %s.%s: %s", zSchema, zName,
+                             sqlite3_errmsg(conn->db));
+  }
+  sqlite3_finalize(pPin);
   return rc;
 }
 
@@ -463,20 +506,23 @@ static int json_ring(chash_conn *conn, const char *z, int n, ring **ppRing,
     return SQLITE_ERROR;
   }
   int rc;
-  /* json_type() raises an error on malformed JSON: only ask when valid. */
-  sqlite3_stmt *pStmt = json_query(db, "SELECT json_valid(?1), CASE WHEN "
-                                   "json_valid(?1) THEN json_type(?1) END",
-                                   z, n, &rc);
+  /* json_type() fails with SQLITE_ERROR on malformed JSON, and with
+  ** SQLITE_NOMEM when memory runs out (json_valid() would say 0 for both). */
+  sqlite3_stmt *pStmt = json_query(db, "SELECT json_type(?1)", z, n, &rc);
   if( pStmt==NULL ){
     sqlite3_free(zKey);
     return rc;
   }
-  char zType[8] = "";
+  char zType[8] = "";                 /* stays empty: malformed */
   rc = sqlite3_step(pStmt);
-  if( rc==SQLITE_ROW && sqlite3_column_int(pStmt, 0) ){
-    snprintf(zType, sizeof(zType), "%s", sqlite3_column_text(pStmt, 1));
+  if( rc==SQLITE_ROW ){
+    const char *zJsonType = (const char *)sqlite3_column_text(pStmt, 0);
+    if( zJsonType ) snprintf(zType, sizeof(zType), "%s", zJsonType);
+    rc = zJsonType ? SQLITE_OK : SQLITE_NOMEM;
+  }else if( rc==SQLITE_ERROR ){
+    rc = SQLITE_OK;
   }
-  rc = sqlite3_finalize(pStmt);
+  sqlite3_finalize(pStmt);
   ring_config cfg;
   ring_config_default(&cfg);
   ring_input *aInput = NULL;
@@ -587,7 +633,7 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
   int64_t i = 0;
   if( pSpec && eType==SQLITE_NULL ){
     char *zMsg = sqlite3_mprintf("%s: the ring spec is NULL", zFunc);
-    sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+    chash_result_error(ctx, zMsg);
     sqlite3_free(zMsg);
     return NULL;
   }
@@ -604,7 +650,7 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
     char *zMsg = sqlite3_mprintf("%s: a ring spec is a name, a JSON ring or "
                                  "an integer version, not a %s", zFunc,
                                  eType==SQLITE_BLOB ? "blob" : "real");
-    sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+    chash_result_error(ctx, zMsg);
     sqlite3_free(zMsg);
     return NULL;
   }
@@ -625,7 +671,7 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
     if( sc->n>=STMT_CACHE_MAX ){
       char *zMsg = sqlite3_mprintf("%s: more than %d different ring specs in "
                                    "one statement", zFunc, STMT_CACHE_MAX);
-      sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
+      chash_result_error(ctx, zMsg);
       sqlite3_free(zMsg);
       return NULL;
     }
@@ -635,14 +681,22 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
   ring *r = NULL;
   char *zErr = NULL;
   int rc = resolve(conn, eType, z, n, i, &r, NULL, &zErr);
+  /* resolve() words every error and corruption it finds; no words: they
+  ** ran out of memory. */
+  if( (rc==SQLITE_ERROR || rc==SQLITE_CORRUPT_VTAB) && zErr==NULL ){
+    rc = SQLITE_NOMEM;
+  }
   if( rc!=SQLITE_OK ){
     if( rc==SQLITE_NOMEM ){
       sqlite3_result_error_nomem(ctx);
     }else{
       char *zMsg = sqlite3_mprintf("%s: %s", zFunc,
                                    zErr ? zErr : sqlite3_errstr(rc));
-      sqlite3_result_error(ctx, zMsg ? zMsg : "out of memory", -1);
-      sqlite3_result_error_code(ctx, rc==SQLITE_CORRUPT_VTAB ? rc : SQLITE_ERROR);
+      chash_result_error(ctx, zMsg);
+      if( zMsg ){
+        sqlite3_result_error_code(ctx, rc==SQLITE_CORRUPT_VTAB ? rc
+                                                               : SQLITE_ERROR);
+      }
       sqlite3_free(zMsg);
     }
     sqlite3_free(zErr);
@@ -745,6 +799,10 @@ int spec_ring_value(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
     return SQLITE_ERROR;
   }
   int rc = resolve(conn, eType, z, n, i, ppRing, pWhere, &zErr);
+  /* resolve() words every error it finds; no words: out of memory. */
+  if( (rc==SQLITE_ERROR || rc==SQLITE_CORRUPT_VTAB) && zErr==NULL ){
+    rc = SQLITE_NOMEM;
+  }
   if( rc!=SQLITE_OK ){
     if( rc!=SQLITE_NOMEM ){
       *pzErr = sqlite3_mprintf("%s: %s", zFunc,

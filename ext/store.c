@@ -94,6 +94,10 @@ int store_create(sqlite3 *db, const char *zSchema, const char *zName,
                  const ring_config *cfg, char **pzErr){
   char zSeed[32];
   options_seed_text(cfg, zSeed, sizeof(zSeed));
+  /* For the message: when the script fails for want of memory, SQLite
+  ** resets the schema, which frees the table's arguments (zName too). */
+  char *zTable = sqlite3_mprintf("%s", zName);
+  if( zTable==NULL ) return SQLITE_NOMEM;
   int rc = exec_fmt(db,
     "CREATE TABLE \"%w\".\"%w_config\"(key TEXT PRIMARY KEY, value)"
     " WITHOUT ROWID;"
@@ -110,10 +114,11 @@ int store_create(sqlite3 *db, const char *zSchema, const char *zName,
     ring_algorithm_name(cfg->algorithm), hash_name(cfg->hash), cfg->vnodes,
     zSeed, cfg->table, (long long)random_int64(), (long long)random_int64(),
     zSchema, zName, zSchema, zName);
-  if( rc!=SQLITE_OK ){
-    *pzErr = sqlite3_mprintf("%s: cannot create shadow tables: %s", zName,
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
+    *pzErr = sqlite3_mprintf("%s: cannot create shadow tables: %s", zTable,
                              sqlite3_errmsg(db));
   }
+  sqlite3_free(zTable);
   return rc;
 }
 
@@ -236,6 +241,10 @@ int store_current_version(sqlite3 *db, const char *zSchema,
   if( rc==SQLITE_ROW ){
     *pVersion = sqlite3_column_int64(pStmt, 0);
     rc = SQLITE_OK;
+    /* Only a damaged table has an epoch that is not a version number. */
+    if( sqlite3_column_type(pStmt, 0)!=SQLITE_INTEGER || *pVersion<0 ){
+      rc = SQLITE_CORRUPT_VTAB;
+    }
   }else if( rc==SQLITE_DONE ){
     rc = SQLITE_OK;
   }
@@ -268,8 +277,10 @@ static int node_list_add(node_list *p, const char *z, int n, double w){
     p->aInput = aNew;
     p->nAlloc = nNew;
   }
-  if( p->nNames + n > p->nNamesAlloc ){
-    size_t nNew = (p->nNamesAlloc + n) * 2;
+  /* Allocated even for empty names (only in a damaged table), so that
+  ** zNames is never NULL when offsets into it are taken. */
+  if( p->zNames==NULL || p->nNames + n > p->nNamesAlloc ){
+    size_t nNew = (p->nNamesAlloc + n) * 2 + 64;
     char *zNew = sqlite3_realloc64(p->zNames, nNew);
     if( zNew==NULL ) return SQLITE_NOMEM;
     p->zNames = zNew;
@@ -321,6 +332,15 @@ int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
   while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
     const char *zOp = (const char *)sqlite3_column_text(pStmt, 2);
     if( zOp && strcmp(zOp, "remove")==0 ) continue;
+    if( zOp==NULL || (strcmp(zOp, "add")!=0 && strcmp(zOp, "reweight")!=0
+                      && strcmp(zOp, "rename")!=0) ){
+      if( sqlite3_errcode(db)==SQLITE_NOMEM ){ rc = SQLITE_NOMEM; break; }
+      *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s_history has an "
+                               "unknown op: %s", zSchema, zName, zName,
+                               zOp ? zOp : "NULL");
+      rc = SQLITE_CORRUPT_VTAB;
+      break;
+    }
     int eType = sqlite3_column_type(pStmt, 1);
     const char *zNode = (const char *)sqlite3_column_text(pStmt, 0);
     int nNode = sqlite3_column_bytes(pStmt, 0);
@@ -614,15 +634,23 @@ static int store_fail(ring_store *st, int rc, const char *zFmt, ...){
   return rc;
 }
 
+/* A statement on the shadow tables did not prepare: a table or column is
+** missing, so the ring is corrupt (or SQLite is out of memory, or busy). */
+static int store_prepare_fail(ring_store *st, int rc){
+  if( rc==SQLITE_ERROR ){
+    return store_fail(st, SQLITE_CORRUPT_VTAB, "ring %s.%s is corrupt: %s",
+                      st->zSchema, st->zName, sqlite3_errmsg(st->db));
+  }
+  return store_fail(st, rc, "%s: %s", st->zName, sqlite3_errmsg(st->db));
+}
+
 /* The cached statement i, prepared on first use and reset for reuse. */
 static int store_stmt(ring_store *st, int i, sqlite3_stmt **ppStmt){
   if( st->aStmt[i]==NULL ){
     int rc = prepare_fmt(st->db, &st->aStmt[i], SQLITE_PREPARE_PERSISTENT,
                          azStmtSql[i], st->zSchema, st->zName,
                          st->zSchema, st->zName);
-    if( rc!=SQLITE_OK ){
-      return store_fail(st, rc, "%s: %s", st->zName, sqlite3_errmsg(st->db));
-    }
+    if( rc!=SQLITE_OK ) return store_prepare_fail(st, rc);
   }
   *ppStmt = st->aStmt[i];
   return SQLITE_OK;
@@ -695,10 +723,12 @@ static int read_counters(ring_store *st, store_counters *c){
     return store_fail(st, sqlite3_errcode(st->db), "%s: %s", st->zName,
                       sqlite3_errmsg(st->db));
   }
-  if( c->next_id<1 ){
+  /* Out of range only if damaged; the arithmetic on them must not overflow. */
+  if( c->next_id<1 || c->next_id==INT64_MAX || c->epoch<0
+   || c->epoch==INT64_MAX || c->points<0 || c->points>RING_MAX_POINTS ){
     return store_fail(st, SQLITE_CORRUPT_VTAB, "ring %s.%s is corrupt: "
-                      "%s_config has no valid nextid", st->zSchema, st->zName,
-                      st->zName);
+                      "%s_config has an epoch, nextid or points out of range",
+                      st->zSchema, st->zName, st->zName);
   }
   return SQLITE_OK;
 }
@@ -901,9 +931,7 @@ int store_scan(ring_store *st, int eBy, sqlite3_value *pArg,
   int rc = prepare_fmt(st->db, ppStmt, 0,
       "SELECT id, node, weight FROM \"%w\".\"%w_nodes\"%s ORDER BY id",
       st->zSchema, st->zName, azWhere[eBy]);
-  if( rc!=SQLITE_OK ){
-    return store_fail(st, rc, "%s: %s", st->zName, sqlite3_errmsg(st->db));
-  }
+  if( rc!=SQLITE_OK ) return store_prepare_fail(st, rc);
   if( eBy ) sqlite3_bind_value(*ppStmt, 1, pArg);
   return SQLITE_OK;
 }

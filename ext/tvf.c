@@ -154,6 +154,8 @@ static int tvf_error(tvf_cursor *c, int rc, const char *zFmt, ...){
   sqlite3_free(c->base.pVtab->zErrMsg);
   c->base.pVtab->zErrMsg = sqlite3_vmprintf(zFmt, ap);
   va_end(ap);
+  /* An error that cannot be worded is an out-of-memory error. */
+  if( c->base.pVtab->zErrMsg==NULL ) return SQLITE_NOMEM;
   return rc==SQLITE_OK ? SQLITE_ERROR : rc;
 }
 
@@ -213,7 +215,8 @@ static int cursor_start(tvf_cursor *c, const char *zFunc, int nArg,
   int rc = spec_ring_value(p->conn, iSpec>=0 ? argv[iSpec] : NULL, zFunc,
                            ppRing, pWhere, &zErr);
   if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
-    rc = tvf_error(c, rc, "%s", zErr ? zErr : "out of memory");
+    /* spec_ring_value words every error; none: out of memory. */
+    rc = zErr ? tvf_error(c, rc, "%s", zErr) : SQLITE_NOMEM;
   }
   sqlite3_free(zErr);
   if( rc==SQLITE_OK ) c->top = space_top(*ppRing);
@@ -807,7 +810,9 @@ static int diff_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
   char *zErr = NULL;
   rc = spec_ring_value(p->conn, argv[1], "ch_diff", &c->ringNew, NULL, &zErr);
   if( rc!=SQLITE_OK ){
-    if( rc!=SQLITE_NOMEM ) rc = tvf_error(c, rc, "%s", zErr ? zErr : "?");
+    if( rc!=SQLITE_NOMEM ){
+      rc = zErr ? tvf_error(c, rc, "%s", zErr) : SQLITE_NOMEM;
+    }
     sqlite3_free(zErr);
     return rc;
   }

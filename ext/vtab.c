@@ -36,7 +36,8 @@ typedef struct chash_vtab {
   chash_conn *conn;        /* the connection's ring caches */
   char *zSchema;           /* schema holding the table */
   char *zName;             /* the table's name */
-  ring_store *store;       /* its shadow tables */
+  ring_store *store;       /* its shadow tables; NULL if they are corrupt */
+  char *zCorrupt;          /* then: what is wrong with them */
 } chash_vtab;
 
 typedef struct chash_cursor {
@@ -55,9 +56,26 @@ static void vtab_error(chash_vtab *p, const char *zFmt, ...){
   va_end(ap);
 }
 
+/* An error whose message could not be built is an out-of-memory error. */
+static int vtab_result(chash_vtab *p, int rc){
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && p->base.zErrMsg==NULL ){
+    return SQLITE_NOMEM;
+  }
+  return rc;
+}
+
+/* The store's last error becomes the table's. */
+static int store_error(chash_vtab *p, int rc){
+  if( rc!=SQLITE_NOMEM && store_errmsg(p->store) ){
+    vtab_error(p, "%s", store_errmsg(p->store));
+  }
+  return rc;
+}
+
 static void vtab_free(chash_vtab *p){
   if( p==NULL ) return;
   store_close(p->store);
+  sqlite3_free(p->zCorrupt);
   sqlite3_free(p->zSchema);
   sqlite3_free(p->zName);
   sqlite3_free(p);
@@ -135,6 +153,13 @@ static int chash_init(sqlite3 *db, void *pAux, int argc,
     return SQLITE_NOMEM;
   }
   rc = store_open(db, zSchema, zName, &p->store, pzErr);
+  if( rc==SQLITE_CORRUPT_VTAB && !bCreate ){
+    /* Connect all the same, so that DROP TABLE can remove a damaged ring;
+    ** everything else reports the damage (store_ok). */
+    p->zCorrupt = *pzErr;
+    *pzErr = NULL;
+    rc = p->zCorrupt ? SQLITE_OK : SQLITE_NOMEM;
+  }
   if( rc!=SQLITE_OK ){
     vtab_free(p);
     return rc;
@@ -143,16 +168,31 @@ static int chash_init(sqlite3 *db, void *pAux, int argc,
   return SQLITE_OK;
 }
 
+/* An error of chash_init without a message: building it ran out of
+** memory (SQLite would say "vtable constructor failed"). */
+static int init_result(int rc, char **pzErr){
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && *pzErr==NULL ) rc = SQLITE_NOMEM;
+  return rc;
+}
+
 static int chash_create(sqlite3 *db, void *pAux, int argc,
                         const char *const *argv, sqlite3_vtab **ppVtab,
                         char **pzErr){
-  return chash_init(db, pAux, argc, argv, ppVtab, pzErr, 1);
+  return init_result(chash_init(db, pAux, argc, argv, ppVtab, pzErr, 1), pzErr);
 }
 
 static int chash_connect(sqlite3 *db, void *pAux, int argc,
                          const char *const *argv, sqlite3_vtab **ppVtab,
                          char **pzErr){
-  return chash_init(db, pAux, argc, argv, ppVtab, pzErr, 0);
+  return init_result(chash_init(db, pAux, argc, argv, ppVtab, pzErr, 0), pzErr);
+}
+
+/* SQLITE_OK if the table's shadow tables could be opened, else the error
+** that says how they are corrupt. */
+static int store_ok(chash_vtab *p){
+  if( p->store ) return SQLITE_OK;
+  vtab_error(p, "%s", p->zCorrupt);
+  return SQLITE_CORRUPT_VTAB;
 }
 
 static int chash_disconnect(sqlite3_vtab *pVtab){
@@ -162,7 +202,7 @@ static int chash_disconnect(sqlite3_vtab *pVtab){
 
 static int chash_destroy(sqlite3_vtab *pVtab){
   chash_vtab *p = (chash_vtab *)pVtab;
-  store_reset_statements(p->store);
+  if( p->store ) store_reset_statements(p->store);
   int rc = store_drop(p->db, p->zSchema, p->zName);
   if( rc==SQLITE_OK ) vtab_free(p);
   return rc;
@@ -238,12 +278,13 @@ static int chash_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
   chash_cursor *c = (chash_cursor *)pCursor;
   chash_vtab *p = (chash_vtab *)pCursor->pVtab;
   cursor_reset(c);
-  int rc = store_scan(p->store, idxNum, argc>0 ? argv[0] : NULL, &c->pStmt);
-  if( rc!=SQLITE_OK ){
-    vtab_error(p, "%s", store_errmsg(p->store));
-    return rc;
+  int rc = store_ok(p);
+  if( rc==SQLITE_OK ){
+    rc = store_scan(p->store, idxNum, argc>0 ? argv[0] : NULL, &c->pStmt);
+    if( rc!=SQLITE_OK ) rc = store_error(p, rc);
   }
-  return chash_next(pCursor);
+  if( rc==SQLITE_OK ) rc = chash_next(pCursor);
+  return vtab_result(p, rc);
 }
 
 static int chash_eof(sqlite3_vtab_cursor *pCursor){
@@ -257,9 +298,10 @@ static int computed_column(chash_cursor *c, sqlite3_context *ctx, int iCol){
     char *zErr = NULL;
     int rc = spec_current_ring(p->conn, p->zSchema, p->zName, &c->ring, &zErr);
     if( rc!=SQLITE_OK ){
-      vtab_error(p, "%s", zErr ? zErr : sqlite3_errstr(rc));
+      /* spec.c words every error it finds; none: out of memory. */
+      if( zErr ) vtab_error(p, "%s", zErr);
       sqlite3_free(zErr);
-      return rc;
+      return vtab_result(p, rc);
     }
   }
   const char *zNode = (const char *)sqlite3_column_text(c->pStmt, 1);
@@ -363,14 +405,6 @@ static int readonly_arg(chash_vtab *p, sqlite3_value *v, const char *zCol){
   return SQLITE_ERROR;
 }
 
-/* The store's last error becomes the table's. */
-static int store_error(chash_vtab *p, int rc){
-  if( rc!=SQLITE_NOMEM && store_errmsg(p->store) ){
-    vtab_error(p, "%s", store_errmsg(p->store));
-  }
-  return rc;
-}
-
 /*
 ** Another node already has the name being written. Returns SQLITE_OK if the
 ** conflict is resolved (OR REPLACE removed the other node), else
@@ -390,10 +424,11 @@ static int name_conflict(chash_vtab *p, int64_t idOther, const char *zNode){
 ** otherwise UPDATE of rowid argv[0]. argv[2..5] are node, weight, points,
 ** share.
 */
-static int chash_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
-                        sqlite3_int64 *pRowid){
+static int update_row(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
+                      sqlite3_int64 *pRowid){
   chash_vtab *p = (chash_vtab *)pVtab;
-  int rc;
+  int rc = store_ok(p);
+  if( rc!=SQLITE_OK ) return rc;
   if( argc==1 ){
     rc = store_remove(p->store, sqlite3_value_int64(argv[0]));
     return rc==SQLITE_OK ? rc : store_error(p, rc);
@@ -447,6 +482,14 @@ static int chash_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   return rc==SQLITE_OK ? rc : store_error(p, rc);
 }
 
+/* xUpdate. Every error of update_row comes with a message; if building
+** the message ran out of memory, the error is that. */
+static int chash_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
+                        sqlite3_int64 *pRowid){
+  return vtab_result((chash_vtab *)pVtab,
+                     update_row(pVtab, argc, argv, pRowid));
+}
+
 static int chash_begin(sqlite3_vtab *pVtab){
   (void)pVtab;
   return SQLITE_OK;
@@ -456,12 +499,15 @@ static int chash_begin(sqlite3_vtab *pVtab){
 ** xSync because errors from xCommit are ignored. */
 static int chash_sync(sqlite3_vtab *pVtab){
   chash_vtab *p = (chash_vtab *)pVtab;
-  int rc = store_commit_epoch(p->store);
-  return rc==SQLITE_OK ? rc : store_error(p, rc);
+  int rc = store_ok(p);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = store_commit_epoch(p->store);
+  return rc==SQLITE_OK ? rc : vtab_result(p, store_error(p, rc));
 }
 
 static int chash_rename(sqlite3_vtab *pVtab, const char *zNew){
   chash_vtab *p = (chash_vtab *)pVtab;
+  if( store_ok(p)!=SQLITE_OK ) return SQLITE_CORRUPT_VTAB;
   char *zName = sqlite3_mprintf("%s", zNew);
   if( zName==NULL ) return SQLITE_NOMEM;
   store_reset_statements(p->store);

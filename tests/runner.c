@@ -1,11 +1,12 @@
 /*
 ** tests/runner.c: the sqllogictest runner for the chash extension.
 **
-** Usage:   tests/runner [--ext PATH] [--ht N] FILE.test...
+** Usage:   tests/runner [--ext PATH] [--ht N] [--oom] FILE.test...
 **
 **   --ext PATH   the extension to load into every connection, with entry
 **                point sqlite3_chash_init (default ./chash.so)
 **   --ht N       the hash-threshold each file starts with (default 0)
+**   --oom        test every statement and query record as "oom" does
 **
 ** Each FILE.test runs in-process against libsqlite3, on a fresh, empty
 ** database file in a private temporary directory. The file (and its -wal,
@@ -68,6 +69,24 @@
 **                            current one on the same file: persistence tests.
 **   dbconfig defensive on|off
 **                            SQLITE_DBCONFIG_DEFENSIVE on this connection.
+**   oom                      Prefix of a statement or query record: first
+**                            run its SQL with allocation N failing, for
+**                            N = 1, 2, ... until a run hits no fault (every
+**                            allocation from N on, then only the Nth). Each
+**                            failing run must fail with SQLITE_NOMEM (or
+**                            the error the record expects; or, while every
+**                            allocation fails, an error whose message SQLite
+**                            could not copy), and if the SQL
+**                            is one statement or starts with BEGIN, leave
+**                            the database exactly as it was (sqlite_schema
+**                            and every table's rows, chash tables read
+**                            through the extension). The database is
+**                            restored from a copy after every run, then the
+**                            record runs as usual.
+**
+** Every allocation goes through a counting wrapper (lookaside is off), so
+** allocations still live after sqlite3_shutdown() at exit are reported as
+** a leak, and fail the run.
 **
 ** Every connection has the extension loaded and a busy timeout of 2000 ms.
 **
@@ -466,11 +485,324 @@ static sqlite3 *currentDb(Script *p){
   return p->aConn[p->iConn].db;
 }
 
+/* ------------------------------------------------ out-of-memory testing */
+
+/*
+** Every allocation SQLite (and so the extension, which allocates through
+** sqlite3_malloc) makes goes through these wrappers. They count live
+** allocations, so leaks show at exit, and can fail allocation number
+** fault.iFail after arming (and, if bPersist, every one after it).
+*/
+static sqlite3_mem_methods memReal;
+
+static struct {
+  sqlite3_int64 nLive;     /* allocations not yet freed */
+  sqlite3_int64 nCall;     /* allocations since the fault was armed */
+  sqlite3_int64 iFail;     /* the allocation to fail; 0: disarmed */
+  int bPersist;            /* fail every allocation after iFail too */
+  int nHit;                /* allocations failed since armed */
+} fault;
+
+/* OOM figures for the closing line. */
+static sqlite3_int64 nOomRuns = 0;
+static int nOomRecords = 0;
+static int bOomAll = 0;    /* --oom: every statement and query record */
+
+static int faultNow(void){
+  if( fault.iFail==0 ) return 0;
+  fault.nCall++;
+  if( fault.nCall==fault.iFail || (fault.bPersist && fault.nCall>fault.iFail) ){
+    fault.nHit++;
+    return 1;
+  }
+  return 0;
+}
+
+static void *faultMalloc(int n){
+  void *p;
+  if( faultNow() ) return 0;
+  p = memReal.xMalloc(n);
+  if( p ) fault.nLive++;
+  return p;
+}
+
+static void faultFree(void *p){
+  if( p ) fault.nLive--;
+  memReal.xFree(p);
+}
+
+static void *faultRealloc(void *p, int n){
+  if( faultNow() ) return 0;
+  return memReal.xRealloc(p, n);
+}
+
+static int faultSize(void *p){ return memReal.xSize(p); }
+static int faultRoundup(int n){ return memReal.xRoundup(n); }
+static int faultInit(void *pApp){ (void)pApp; return memReal.xInit(memReal.pAppData); }
+static void faultShutdown(void *pApp){ (void)pApp; memReal.xShutdown(memReal.pAppData); }
+
+/* Install the wrappers; before SQLite initializes. */
+static void faultInstall(void){
+  static sqlite3_mem_methods m = {
+    faultMalloc, faultFree, faultRealloc, faultSize, faultRoundup,
+    faultInit, faultShutdown, 0
+  };
+  sqlite3_config(SQLITE_CONFIG_GETMALLOC, &memReal);
+  sqlite3_config(SQLITE_CONFIG_MALLOC, &m);
+  /* Lookaside would serve small allocations without the wrappers. */
+  sqlite3_config(SQLITE_CONFIG_LOOKASIDE, 0, 0);
+}
+
+static void faultArm(sqlite3_int64 iFail, int bPersist){
+  fault.nCall = 0;
+  fault.iFail = iFail;
+  fault.bPersist = bPersist;
+  fault.nHit = 0;
+}
+
+static void faultDisarm(void){
+  fault.iFail = 0;
+}
+
+/*
+** A text image of database db's main schema: sqlite_schema and every
+** table's rows, chash tables included (which reads them through the
+** extension and its caches), and the names of what the temp schema holds.
+** An error reading a table is part of the image.
+*/
+static char *dumpDb(sqlite3 *db){
+  sqlite3_str *pOut = sqlite3_str_new(0);
+  sqlite3_stmt *pList = 0;
+  char *zOut;
+  int rc = sqlite3_prepare_v2(db, "SELECT type, name, sql FROM sqlite_schema"
+                              " UNION ALL SELECT 'temp ' || type, name, sql"
+                              " FROM temp.sqlite_schema ORDER BY 2, 1", -1,
+                              &pList, 0);
+  while( rc==SQLITE_OK && sqlite3_step(pList)==SQLITE_ROW ){
+    const char *zType = (const char *)sqlite3_column_text(pList, 0);
+    const char *zName = (const char *)sqlite3_column_text(pList, 1);
+    sqlite3_stmt *pRows = 0;
+    char *zSql;
+    int i, nCol;
+    sqlite3_str_appendf(pOut, "%s %s: %s\n", zType, zName,
+                        sqlite3_column_text(pList, 2));
+    if( strcmp(zType, "table")!=0 || strncmp(zName, "sqlite_", 7)==0 ){
+      continue;
+    }
+    zSql = oom(sqlite3_mprintf("SELECT * FROM \"%w\"", zName));
+    if( sqlite3_prepare_v2(db, zSql, -1, &pRows, 0)==SQLITE_OK ){
+      nCol = sqlite3_column_count(pRows);
+      while( sqlite3_step(pRows)==SQLITE_ROW ){
+        for(i=0; i<nCol; i++){
+          int eType = sqlite3_column_type(pRows, i);
+          if( eType==SQLITE_FLOAT ){
+            sqlite3_str_appendf(pOut, "%!.17g|", sqlite3_column_double(pRows, i));
+          }else{
+            const void *pData = sqlite3_column_blob(pRows, i);
+            int n = sqlite3_column_bytes(pRows, i);
+            sqlite3_str_appendf(pOut, "%d:%d:", eType, n);
+            if( n ) sqlite3_str_append(pOut, pData, n);
+            sqlite3_str_appendchar(pOut, 1, '|');
+          }
+        }
+        sqlite3_str_appendchar(pOut, 1, '\n');
+      }
+    }
+    sqlite3_str_appendf(pOut, "-- %s\n", sqlite3_errmsg(db));
+    sqlite3_finalize(pRows);
+    sqlite3_free(zSql);
+  }
+  sqlite3_finalize(pList);
+  if( sqlite3_str_errcode(pOut)!=SQLITE_OK ) noMemory();
+  zOut = sqlite3_str_finish(pOut);
+  return zOut ? zOut : oom(sqlite3_mprintf(""));   /* NULL: nothing added */
+}
+
+/* Does the temp schema hold nothing? */
+static int isTempEmpty(sqlite3 *db){
+  sqlite3_stmt *pStmt = 0;
+  int bEmpty = 1;
+  if( sqlite3_prepare_v2(db, "SELECT 1 FROM temp.sqlite_schema", -1, &pStmt,
+                         0)==SQLITE_OK ){
+    bEmpty = sqlite3_step(pStmt)!=SQLITE_ROW;
+  }
+  sqlite3_finalize(pStmt);
+  return bEmpty;
+}
+
+/* Copy schema zFrom of pFrom over schema zTo of pTo (backup API). */
+static int copyDb(sqlite3 *pTo, const char *zTo, sqlite3 *pFrom,
+                  const char *zFrom){
+  sqlite3_backup *pBackup = sqlite3_backup_init(pTo, zTo, pFrom, zFrom);
+  if( pBackup==0 ) return sqlite3_errcode(pTo);
+  sqlite3_backup_step(pBackup, -1);
+  return sqlite3_backup_finish(pBackup);
+}
+
+/*
+** Restore the temp schema from schema zFrom of pCopy. The backup API
+** cannot copy an empty temp schema (it has no pages), so then the temp
+** tables and views are dropped instead.
+*/
+static int restoreTemp(sqlite3 *db, sqlite3 *pCopy, const char *zFrom,
+                       int bEmpty){
+  sqlite3_stmt *pStmt = 0;
+  int rc;
+  if( !bEmpty ) return copyDb(db, "temp", pCopy, zFrom);
+  rc = sqlite3_prepare_v2(db, "SELECT type, name FROM temp.sqlite_schema"
+                          " WHERE type IN ('table', 'view') LIMIT 1", -1,
+                          &pStmt, 0);
+  while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
+    char *zDrop = oom(sqlite3_mprintf("DROP %s temp.\"%w\"",
+                                      sqlite3_column_text(pStmt, 0),
+                                      sqlite3_column_text(pStmt, 1)));
+    sqlite3_reset(pStmt);
+    rc = sqlite3_exec(db, zDrop, 0, 0, 0);
+    sqlite3_free(zDrop);
+  }
+  sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/*
+** Is zSql atomic, so that a failure must leave the database as it was: a
+** single statement (but not one with OR FAIL), or a script that starts
+** with BEGIN (the runner rolls back a transaction a failure leaves open)?
+*/
+static int isAtomic(sqlite3 *db, const char *zSql){
+  sqlite3_stmt *pStmt = 0;
+  const char *zTail = 0;
+  int bOne;
+  while( isspace((unsigned char)*zSql) ) zSql++;
+  if( sqlite3_strnicmp(zSql, "BEGIN", 5)==0 ) return 1;
+  /* OR FAIL keeps what the statement did before the failure. */
+  if( sqlite3_strlike("%OR FAIL%", zSql, 0)==0 ) return 0;
+  if( sqlite3_prepare_v2(db, zSql, -1, &pStmt, &zTail)!=SQLITE_OK ) return 1;
+  sqlite3_finalize(pStmt);
+  while( zTail && (isspace((unsigned char)*zTail) || *zTail==';') ) zTail++;
+  bOne = zTail==0 || *zTail==0;
+  return bOne;
+}
+
+/*
+** Is error rc on db, after a failed allocation, a clean failure? It is if
+** it is SQLITE_NOMEM or has the message the record expects. When every
+** allocation after the first failing one fails too, SQLite cannot copy an
+** error message (sqlite3_result_error, a virtual table's zErrMsg) and
+** reports the bare error code, as sqlite3_errstr() words it: that is clean
+** too, in that mode only.
+*/
+static int isCleanOom(sqlite3 *db, int rc, const char *zExpect, int bPersist){
+  const char *zErr = sqlite3_errmsg(db);
+  if( (rc&0xff)==SQLITE_NOMEM ) return 1;
+  if( zExpect && strstr(zErr, zExpect) ) return 1;
+  return bPersist && strcmp(zErr, sqlite3_errstr(rc))==0;
+}
+
+/* Run zSql once as a statement record (bQuery 0) or a query (1). */
+static int runSqlOnce(sqlite3 *db, const char *zSql, int bQuery){
+  sqlite3_stmt *pStmt = 0;
+  int rc;
+  if( !bQuery ) return sqlite3_exec(db, zSql, 0, 0, 0);
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  if( rc==SQLITE_OK ){
+    while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){}
+    if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+  }
+  sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/*
+** The oom test of a record: run zSql with allocation N failing, for
+** N = 1, 2, 3 ... until a run hits no fault; first with every allocation
+** from N on failing, then with only allocation N failing. Each failed run
+** must fail cleanly: SQLITE_NOMEM, or the error the record expects
+** (zExpect, when SQLite recovered from the fault); for an atomic record the
+** database must then be exactly as before. A run that succeeds or changes
+** the database is undone by restoring a copy, so every run starts from
+** the same state, and so does the record's ordinary run afterwards. The
+** copy covers the main and temp schemas. A record that runs inside a
+** transaction left open by an earlier one cannot be copied around, and is
+** not tested (returns 0 at once).
+** Returns 0 if the record passed, else 1 (and the failure is reported).
+*/
+static int oomTest(Script *p, int iLine, const char *zSql, int bQuery,
+                   const char *zExpect){
+  sqlite3 *db = currentDb(p);
+  int bAtomic, bTempEmpty;
+  char *zBefore;
+  sqlite3 *pCopy = 0;
+  int bFailed = 0;
+  int bPersist;
+
+  if( !sqlite3_get_autocommit(db) ) return 0;
+  bAtomic = bQuery || isAtomic(db, zSql);
+  bTempEmpty = isTempEmpty(db);
+  zBefore = dumpDb(db);
+  if( sqlite3_open(":memory:", &pCopy)!=SQLITE_OK
+   || sqlite3_exec(pCopy, "ATTACH ':memory:' AS t", 0, 0, 0)!=SQLITE_OK
+   || (!bQuery && (copyDb(pCopy, "main", db, "main")!=SQLITE_OK
+                   || (!bTempEmpty
+                       && copyDb(pCopy, "t", db, "temp")!=SQLITE_OK))) ){
+    fail(p, iLine, "oom: cannot copy the database: %s", sqlite3_errmsg(pCopy));
+    sqlite3_close(pCopy);
+    sqlite3_free(zBefore);
+    return 1;
+  }
+  nOomRecords++;
+  for(bPersist=1; bPersist>=0 && !bFailed; bPersist--){
+    sqlite3_int64 iFail;
+    for(iFail=1; !bFailed; iFail++){
+      int rc, nHit;
+      char *zAfter;
+      faultArm(iFail, bPersist);
+      rc = runSqlOnce(db, zSql, bQuery);
+      nHit = fault.nHit;
+      faultDisarm();
+      nOomRuns++;
+      if( rc!=SQLITE_OK && nHit>0 && !isCleanOom(db, rc, zExpect, bPersist) ){
+        fail(p, iLine, "oom: failing allocation %lld%s gave %s, not "
+             "SQLITE_NOMEM: %s", (long long)iFail, bPersist ? "+" : "",
+             sqlite3_errstr(rc), sqlite3_errmsg(db));
+        showText(0, zSql);
+        bFailed = 1;
+      }
+      if( !sqlite3_get_autocommit(db) ){
+        sqlite3_exec(db, "ROLLBACK", 0, 0, 0);
+      }
+      zAfter = dumpDb(db);
+      if( strcmp(zAfter, zBefore)!=0 ){
+        if( rc!=SQLITE_OK && bAtomic && !bFailed ){
+          fail(p, iLine, "oom: failing allocation %lld%s (%s) changed the "
+               "database", (long long)iFail, bPersist ? "+" : "",
+               sqlite3_errmsg(db));
+          showText(0, zSql);
+          showText("before", zBefore);
+          showText("after", zAfter);
+          bFailed = 1;
+        }
+        if( copyDb(db, "main", pCopy, "main")!=SQLITE_OK
+         || restoreTemp(db, pCopy, "t", bTempEmpty)!=SQLITE_OK ){
+          fail(p, iLine, "oom: cannot restore the database: %s",
+               sqlite3_errmsg(db));
+          bFailed = 1;
+        }
+      }
+      sqlite3_free(zAfter);
+      if( nHit==0 ) break;
+    }
+  }
+  sqlite3_close(pCopy);
+  sqlite3_free(zBefore);
+  return bFailed;
+}
+
 /*
 ** Run a statement record: a[0] is its header, tokenized into az[0..nTok).
 */
 static int doStatement(Script *p, Line *a, int n, char **az, int nTok,
-                       int bSkip){
+                       int bSkip, int bOom){
   int iLine = a->iLine;
   int bError = 0;           /* statement error */
   int nChange = -1;         /* statement count N: N */
@@ -503,6 +835,11 @@ static int doStatement(Script *p, Line *a, int n, char **az, int nTok,
 
   zSql = joinLines(a+1, iDash-1);
   if( iDash<n ) zMsg = joinLines(a+iDash+1, n-iDash-1);
+  if( bOom && oomTest(p, iLine, zSql, 0, bError ? (zMsg ? zMsg : "") : 0) ){
+    sqlite3_free(zMsg);
+    sqlite3_free(zSql);
+    return REC_NEXT;
+  }
   rc = sqlite3_exec(currentDb(p), zSql, 0, 0, &zErr);
   if( bError ){
     if( rc==SQLITE_OK ){
@@ -836,7 +1173,7 @@ static int runQuery(Script *p, Query *q){
 ** az[0..nTok).
 */
 static int doQuery(Script *p, Line *a, int n, char **az, int nTok,
-                   int bSkip){
+                   int bSkip, int bOom){
   Query q;
   int iDash = findDashes(a, n);
   int nRes = iDash<n ? n-iDash-1 : 0;
@@ -879,7 +1216,8 @@ static int doQuery(Script *p, Line *a, int n, char **az, int nTok,
     rc = REC_NEXT;
   }else{
     q.zSql = joinLines(a+1, iDash-1);
-    rc = runQuery(p, &q);
+    rc = REC_NEXT;
+    if( !bOom || !oomTest(p, q.iLine, q.zSql, 1, 0) ) rc = runQuery(p, &q);
     sqlite3_free(q.zSql);
   }
   sqlite3_free(q.azExp);
@@ -911,12 +1249,20 @@ static int runRecord(Script *p, Line *a, int n){
   char *az[4];
   int nTok;
   int bSkip = 0;
+  int bOom = bOomAll;
   int x = 0;
 
-  /* Any skipif/onlyif prefix that says so skips the record. */
+  /* Prefixes: any skipif/onlyif that says so skips the record; oom tests
+  ** it under out-of-memory faults. */
   for(;;){
     int bMatch;
     nTok = tokenize(a->z, az, 4);
+    if( strcmp(az[0], "oom")==0 && nTok==1 && n>1 ){
+      bOom = 1;
+      a++;
+      n--;
+      continue;
+    }
     if( strcmp(az[0], "skipif")!=0 && strcmp(az[0], "onlyif")!=0 ) break;
     if( nTok<2 ){
       return parseError(p, a->iLine, "\"%s\" needs an engine name", az[0]);
@@ -932,10 +1278,10 @@ static int runRecord(Script *p, Line *a, int n){
   }
 
   if( strcmp(az[0], "statement")==0 ){
-    return doStatement(p, a, n, az, nTok, bSkip);
+    return doStatement(p, a, n, az, nTok, bSkip, bOom);
   }
   if( strcmp(az[0], "query")==0 ){
-    return doQuery(p, a, n, az, nTok, bSkip);
+    return doQuery(p, a, n, az, nTok, bSkip, bOom);
   }
   if( strcmp(az[0], "hash-threshold")==0 ){
     if( !controlOk(p, a, n, nTok==2 && parseCount(az[1], &x),
@@ -1006,20 +1352,26 @@ static void runFile(const char *zFile, const char *zDb){
 }
 
 static void usage(const char *zArgv0){
-  fprintf(stderr, "usage: %s [--ext PATH] [--ht N] FILE.test...\n", zArgv0);
+  fprintf(stderr, "usage: %s [--ext PATH] [--ht N] [--oom] FILE.test...\n",
+          zArgv0);
   exit(2);
 }
 
 int main(int argc, char **argv){
   const char *zTmp = getenv("TMPDIR");
-  const char **azFile = oom(sqlite3_malloc64(sizeof(char*)*argc));
+  const char **azFile;
   int nFile = 0;
   char *zDir, *zDb;
   int i;
 
+  faultInstall();
+  azFile = oom(sqlite3_malloc64(sizeof(char*)*argc));
+
   for(i=1; i<argc; i++){
     if( strcmp(argv[i], "--ext")==0 && i+1<argc ){
       zExtension = argv[++i];
+    }else if( strcmp(argv[i], "--oom")==0 ){
+      bOomAll = 1;
     }else if( strcmp(argv[i], "--ht")==0 && i+1<argc
            && parseCount(argv[i+1], &iInitialThreshold) ){
       i++;
@@ -1041,11 +1393,21 @@ int main(int argc, char **argv){
   zDb = oom(sqlite3_mprintf("%s/test.db", zDir));
 
   for(i=0; i<nFile; i++) runFile(azFile[i], zDb);
-  printf("%d passed, %d failed, %d skipped\n", nPass, nFail, nSkip);
-
   rmdir(zDir);
   sqlite3_free(zDb);
   sqlite3_free(zDir);
   sqlite3_free(azFile);
+
+  /* Everything is closed: whatever SQLite still holds after shutdown leaked. */
+  sqlite3_shutdown();
+  if( fault.nLive!=0 ){
+    printf("runner: %lld allocations leaked\n", (long long)fault.nLive);
+    nFail++;
+  }
+  if( nOomRecords>0 ){
+    printf("oom: %d records, %lld runs with a failing allocation\n",
+           nOomRecords, (long long)nOomRuns);
+  }
+  printf("%d passed, %d failed, %d skipped\n", nPass, nFail, nSkip);
   return nFail>0;
 }

@@ -1,0 +1,112 @@
+/*
+** tests/fuzz/fuzz.h: what the libFuzzer targets share.
+**
+** Each target links the extension statically (the ext/ sources built with
+** -DSQLITE_CORE) against the system libsqlite3 and calls
+** sqlite3_chash_init() on a fresh in-memory database per input (a copy of
+** a database image made once, where rings must exist). A target
+** may see any error from SQL; what it must never see is a crash, a
+** sanitizer report, a leak, or a statement that runs away (a progress
+** handler stops those).
+*/
+#ifndef CHASH_FUZZ_H
+#define CHASH_FUZZ_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+int sqlite3_chash_init(sqlite3 *db, char **pzErrMsg, const void *pApi);
+
+/* Stop any statement after this many VM steps x 1000. */
+static inline int fuzz_progress(void *pArg){
+  int *pn = pArg;
+  return ++*pn > 20000;
+}
+
+/* A fresh in-memory database with chash loaded. Aborts on failure: that
+** is a harness problem, not a finding. */
+static inline sqlite3 *fuzz_open(int *pnProgress){
+  sqlite3 *db = NULL;
+  if( sqlite3_open(":memory:", &db)!=SQLITE_OK
+   || sqlite3_chash_init(db, NULL, NULL)!=SQLITE_OK ){
+    fprintf(stderr, "fuzz: cannot open a database with chash\n");
+    abort();
+  }
+  *pnProgress = 0;
+  sqlite3_progress_handler(db, 1000, fuzz_progress, pnProgress);
+  sqlite3_limit(db, SQLITE_LIMIT_LENGTH, 1<<20);
+  return db;
+}
+
+/* Close, which must succeed: every statement of the extension finalized. */
+static inline void fuzz_close(sqlite3 *db){
+  if( sqlite3_close(db)!=SQLITE_OK ){
+    fprintf(stderr, "fuzz: close failed: statements left unfinalized\n");
+    abort();
+  }
+}
+
+/*
+** A fresh in-memory database with chash loaded, holding what zSetup
+** creates. zSetup runs once per process; every later call gets a copy of
+** the resulting database image (sqlite3_deserialize), which is much
+** faster than creating rings again for every input.
+*/
+static inline sqlite3 *fuzz_open_image(const char *zSetup, int *pnProgress){
+  static unsigned char *aImage = NULL;
+  static sqlite3_int64 nImage = 0;
+  if( aImage==NULL ){
+    sqlite3 *db = fuzz_open(pnProgress);
+    if( sqlite3_exec(db, zSetup, NULL, NULL, NULL)!=SQLITE_OK ){
+      fprintf(stderr, "fuzz: setup failed: %s\n", sqlite3_errmsg(db));
+      abort();
+    }
+    aImage = sqlite3_serialize(db, "main", &nImage, 0);
+    fuzz_close(db);
+    if( aImage==NULL ) abort();
+  }
+  sqlite3 *db = fuzz_open(pnProgress);
+  unsigned char *aCopy = sqlite3_malloc64(nImage);
+  if( aCopy==NULL ) abort();
+  memcpy(aCopy, aImage, nImage);
+  if( sqlite3_deserialize(db, "main", aCopy, nImage, nImage,
+                          SQLITE_DESERIALIZE_FREEONCLOSE
+                          | SQLITE_DESERIALIZE_RESIZEABLE)!=SQLITE_OK ){
+    abort();
+  }
+  return db;
+}
+
+/* Run zSql; errors are expected and ignored. */
+static inline void fuzz_exec(sqlite3 *db, const char *zSql){
+  sqlite3_exec(db, zSql, NULL, NULL, NULL);
+}
+
+/* Step pStmt to the end, reading every column as text. */
+static inline void fuzz_drain(sqlite3_stmt *pStmt){
+  while( sqlite3_step(pStmt)==SQLITE_ROW ){
+    for(int i=0; i<sqlite3_column_count(pStmt); i++){
+      sqlite3_column_text(pStmt, i);
+    }
+  }
+  sqlite3_reset(pStmt);
+}
+
+/* Prepare and drain one statement, binding ?1 to the text or blob given. */
+static inline void fuzz_query(sqlite3 *db, const char *zSql, const void *p,
+                              int n, int bBlob){
+  sqlite3_stmt *pStmt = NULL;
+  if( sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL)!=SQLITE_OK ) return;
+  if( p ){
+    if( bBlob ) sqlite3_bind_blob(pStmt, 1, p, n, SQLITE_TRANSIENT);
+    else sqlite3_bind_text(pStmt, 1, p, n, SQLITE_TRANSIENT);
+  }
+  fuzz_drain(pStmt);
+  sqlite3_finalize(pStmt);
+}
+
+#endif
