@@ -591,11 +591,20 @@ static void stmt_cache_free(void *p){
   sqlite3_free(sc);
 }
 
-static int entry_matches(const stmt_entry *e, int eType, const char *z, int n,
-                         int64_t i){
-  if( e->eType!=eType ) return 0;
-  if( eType==SQLITE_INTEGER ) return e->iSpec==i;
-  if( eType==SQLITE_TEXT ) return e->nSpec==n && memcmp(e->zSpec, z, n)==0;
+/* A ring spec argument as read: its type (SQLITE_NULL: omitted) and value. */
+typedef struct spec_arg {
+  int eType;               /* SQLITE_TEXT, SQLITE_INTEGER or SQLITE_NULL */
+  const char *z;           /* TEXT: the spec */
+  int n;                   /* TEXT: its bytes */
+  int64_t i;               /* INTEGER: the version */
+} spec_arg;
+
+static int entry_matches(const stmt_entry *e, const spec_arg *a){
+  if( e->eType!=a->eType ) return 0;
+  if( a->eType==SQLITE_INTEGER ) return e->iSpec==a->i;
+  if( a->eType==SQLITE_TEXT ){
+    return e->nSpec==a->n && memcmp(e->zSpec, a->z, a->n)==0;
+  }
   return 1;
 }
 
@@ -624,45 +633,87 @@ static int resolve(chash_conn *conn, int eType, const char *z, int n,
   return named_ring(conn, z, ppRing, pWhere, pzErr);
 }
 
+/* Read spec argument pSpec (NULL: omitted). SQLITE_OK, SQLITE_NOMEM, or
+** SQLITE_ERROR with *pzErr saying what is wrong with it. */
+static int spec_arg_read(sqlite3_value *pSpec, const char *zFunc,
+                         spec_arg *a, char **pzErr){
+  memset(a, 0, sizeof(*a));
+  a->eType = pSpec ? sqlite3_value_type(pSpec) : SQLITE_NULL;
+  switch( a->eType ){
+    case SQLITE_TEXT:
+      a->z = (const char *)sqlite3_value_text(pSpec);
+      a->n = sqlite3_value_bytes(pSpec);
+      return a->z ? SQLITE_OK : SQLITE_NOMEM;
+    case SQLITE_INTEGER:
+      a->i = sqlite3_value_int64(pSpec);
+      return SQLITE_OK;
+    case SQLITE_NULL:
+      if( pSpec==NULL ) return SQLITE_OK;
+      *pzErr = sqlite3_mprintf("%s: the ring spec is NULL", zFunc);
+      break;
+    default:
+      *pzErr = sqlite3_mprintf("%s: a ring spec is a name, a JSON ring or "
+                               "an integer version, not a %s", zFunc,
+                               a->eType==SQLITE_BLOB ? "blob" : "real");
+      break;
+  }
+  return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+/* Resolve a read spec to a new ring reference; errors are prefixed with
+** zFunc into *pzErr (none for SQLITE_NOMEM). */
+static int spec_arg_resolve(chash_conn *conn, const spec_arg *a,
+                            const char *zFunc, ring **ppRing,
+                            spec_table *pWhere, char **pzErr){
+  char *zErr = NULL;
+  *ppRing = NULL;
+  int rc = resolve(conn, a->eType, a->z, a->n, a->i, ppRing, pWhere, &zErr);
+  /* resolve() words every error and corruption it finds; no words: it ran
+  ** out of memory. */
+  if( (rc==SQLITE_ERROR || rc==SQLITE_CORRUPT_VTAB) && zErr==NULL ){
+    rc = SQLITE_NOMEM;
+  }
+  if( rc!=SQLITE_OK ){
+    if( rc!=SQLITE_NOMEM ){
+      *pzErr = sqlite3_mprintf("%s: %s", zFunc, zErr ? zErr : sqlite3_errstr(rc));
+      if( *pzErr==NULL ) rc = SQLITE_NOMEM;
+    }
+    ring_release(*ppRing);
+    *ppRing = NULL;
+  }
+  sqlite3_free(zErr);
+  return rc;
+}
+
+/* Set the error rc (message zErr, which is freed) on ctx. */
+static void spec_result_error(sqlite3_context *ctx, int rc, char *zErr){
+  if( rc==SQLITE_NOMEM || zErr==NULL ){
+    sqlite3_result_error_nomem(ctx);
+  }else{
+    chash_result_error(ctx, zErr);
+    sqlite3_result_error_code(ctx, rc==SQLITE_CORRUPT_VTAB ? rc : SQLITE_ERROR);
+  }
+  sqlite3_free(zErr);
+}
+
 /* spec_ring_arg, also telling which statement cache entry holds the ring. */
 static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
                        const char *zFunc, stmt_entry **ppEntry){
-  int eType = pSpec ? sqlite3_value_type(pSpec) : SQLITE_NULL;
-  const char *z = NULL;
-  int n = 0;
-  int64_t i = 0;
-  if( pSpec && eType==SQLITE_NULL ){
-    char *zMsg = sqlite3_mprintf("%s: the ring spec is NULL", zFunc);
-    chash_result_error(ctx, zMsg);
-    sqlite3_free(zMsg);
+  spec_arg a;
+  char *zErr = NULL;
+  int rc = spec_arg_read(pSpec, zFunc, &a, &zErr);
+  if( rc!=SQLITE_OK ){
+    spec_result_error(ctx, rc, zErr);
     return NULL;
   }
-  if( eType==SQLITE_TEXT ){
-    z = (const char *)sqlite3_value_text(pSpec);
-    n = sqlite3_value_bytes(pSpec);
-    if( z==NULL ){
-      sqlite3_result_error_nomem(ctx);
-      return NULL;
-    }
-  }else if( eType==SQLITE_INTEGER ){
-    i = sqlite3_value_int64(pSpec);
-  }else if( eType!=SQLITE_NULL ){
-    char *zMsg = sqlite3_mprintf("%s: a ring spec is a name, a JSON ring or "
-                                 "an integer version, not a %s", zFunc,
-                                 eType==SQLITE_BLOB ? "blob" : "real");
-    chash_result_error(ctx, zMsg);
-    sqlite3_free(zMsg);
-    return NULL;
-  }
-
   stmt_cache *sc = sqlite3_get_auxdata(ctx, STMT_CACHE_AUXID);
   if( sc ){
-    if( entry_matches(&sc->a[sc->iLast], eType, z, n, i) ){
+    if( entry_matches(&sc->a[sc->iLast], &a) ){
       *ppEntry = &sc->a[sc->iLast];
       return sc->a[sc->iLast].ring;
     }
     for(int k=0; k<sc->n; k++){
-      if( entry_matches(&sc->a[k], eType, z, n, i) ){
+      if( entry_matches(&sc->a[k], &a) ){
         sc->iLast = k;
         *ppEntry = &sc->a[k];
         return sc->a[k].ring;
@@ -677,29 +728,10 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
     }
   }
 
-  chash_conn *conn = sqlite3_user_data(ctx);
-  ring *r = NULL;
-  char *zErr = NULL;
-  int rc = resolve(conn, eType, z, n, i, &r, NULL, &zErr);
-  /* resolve() words every error and corruption it finds; no words: they
-  ** ran out of memory. */
-  if( (rc==SQLITE_ERROR || rc==SQLITE_CORRUPT_VTAB) && zErr==NULL ){
-    rc = SQLITE_NOMEM;
-  }
+  ring *r;
+  rc = spec_arg_resolve(sqlite3_user_data(ctx), &a, zFunc, &r, NULL, &zErr);
   if( rc!=SQLITE_OK ){
-    if( rc==SQLITE_NOMEM ){
-      sqlite3_result_error_nomem(ctx);
-    }else{
-      char *zMsg = sqlite3_mprintf("%s: %s", zFunc,
-                                   zErr ? zErr : sqlite3_errstr(rc));
-      chash_result_error(ctx, zMsg);
-      if( zMsg ){
-        sqlite3_result_error_code(ctx, rc==SQLITE_CORRUPT_VTAB ? rc
-                                                               : SQLITE_ERROR);
-      }
-      sqlite3_free(zMsg);
-    }
-    sqlite3_free(zErr);
+    spec_result_error(ctx, rc, zErr);
     return NULL;
   }
 
@@ -720,14 +752,14 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
   }
   stmt_entry *e = &sc->a[sc->n];
   memset(e, 0, sizeof(*e));
-  if( eType==SQLITE_TEXT ){
-    e->zSpec = sqlite3_malloc64(n ? n : 1);
+  if( a.eType==SQLITE_TEXT ){
+    e->zSpec = sqlite3_malloc64(a.n ? a.n : 1);
     if( e->zSpec==NULL ) goto nomem;
-    memcpy(e->zSpec, z, n);
+    memcpy(e->zSpec, a.z, a.n);
   }
-  e->eType = eType;
-  e->nSpec = n;
-  e->iSpec = i;
+  e->eType = a.eType;
+  e->nSpec = a.n;
+  e->iSpec = a.i;
   e->ring = r;
   sc->iLast = sc->n++;
   *ppEntry = e;
@@ -774,44 +806,11 @@ ring *spec_ring_at(sqlite3_context *ctx, sqlite3_value **argv, int iArg,
 
 int spec_ring_value(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
                     ring **ppRing, spec_table *pWhere, char **pzErr){
-  int eType = pSpec ? sqlite3_value_type(pSpec) : SQLITE_NULL;
-  const char *z = NULL;
-  int n = 0;
-  int64_t i = 0;
-  char *zErr = NULL;
+  spec_arg a;
   *ppRing = NULL;
   if( pWhere ) memset(pWhere, 0, sizeof(*pWhere));
-  /* The same spec types as spec_ring_arg accepts. */
-  if( pSpec && eType==SQLITE_NULL ){
-    *pzErr = sqlite3_mprintf("%s: the ring spec is NULL", zFunc);
-    return SQLITE_ERROR;
-  }
-  if( eType==SQLITE_TEXT ){
-    z = (const char *)sqlite3_value_text(pSpec);
-    n = sqlite3_value_bytes(pSpec);
-    if( z==NULL ) return SQLITE_NOMEM;
-  }else if( eType==SQLITE_INTEGER ){
-    i = sqlite3_value_int64(pSpec);
-  }else if( eType!=SQLITE_NULL ){
-    *pzErr = sqlite3_mprintf("%s: a ring spec is a name, a JSON ring or an "
-                             "integer version, not a %s", zFunc,
-                             eType==SQLITE_BLOB ? "blob" : "real");
-    return SQLITE_ERROR;
-  }
-  int rc = resolve(conn, eType, z, n, i, ppRing, pWhere, &zErr);
-  /* resolve() words every error it finds; no words: out of memory. */
-  if( (rc==SQLITE_ERROR || rc==SQLITE_CORRUPT_VTAB) && zErr==NULL ){
-    rc = SQLITE_NOMEM;
-  }
-  if( rc!=SQLITE_OK ){
-    if( rc!=SQLITE_NOMEM ){
-      *pzErr = sqlite3_mprintf("%s: %s", zFunc,
-                               zErr ? zErr : sqlite3_errstr(rc));
-    }
-    sqlite3_free(zErr);
-    ring_release(*ppRing);
-    *ppRing = NULL;
-    if( pWhere ) spec_table_free(pWhere);
-  }
+  int rc = spec_arg_read(pSpec, zFunc, &a, pzErr);
+  if( rc==SQLITE_OK ) rc = spec_arg_resolve(conn, &a, zFunc, ppRing, pWhere, pzErr);
+  if( rc!=SQLITE_OK && pWhere ) spec_table_free(pWhere);
   return rc;
 }
