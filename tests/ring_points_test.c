@@ -9,8 +9,8 @@
 **     including bases of another config or of unrelated nodes, and under
 **     hashes whose small space makes equal positions common;
 **   - ring_lookup (the bucket index) equals a plain binary search, at random
-**     positions and at, just before and just after every point; on
-**     hand-made rings, ties take the first point.
+**     positions and at, just before and just after every point (hand-made
+**     rings with ties are in ring_test.c).
 **
 ** Exit status 0 if every check passes; failures are printed.
 */
@@ -204,36 +204,6 @@ static void check_other_bases(void){
   ring_release(other);
 }
 
-/* Hand-made rings with the index built: ties take the first point, and
-** points at 0 and at the top of the space. */
-static void check_index_edges(void){
-  ring r;
-  memset(&r, 0, sizeof(r));
-  ring_config_default(&r.config);
-  uint64_t aPos1[] = {10, 20, 20, 30};
-  uint32_t aOwn1[] = {0, 1, 2, 3};
-  r.n_points = 4;
-  r.positions = aPos1;
-  r.owners = aOwn1;
-  CHECK(ring_index_build(&r)==RING_OK, "index of 4 points");
-  CHECK(ring_lookup(&r, 0)==0 && ring_lookup(&r, 10)==0, "before the first");
-  CHECK(ring_lookup(&r, 11)==1 && ring_lookup(&r, 20)==1, "first of a tie");
-  CHECK(ring_lookup(&r, 21)==3 && ring_lookup(&r, 30)==3, "after the tie");
-  CHECK(ring_lookup(&r, 31)==0 && ring_lookup(&r, UINT64_MAX)==0, "wrap");
-  ring_dealloc(r.index);
-
-  uint64_t aPos2[] = {0, 0, 0, 0, 0, 7, UINT64_MAX, UINT64_MAX};
-  uint32_t aOwn2[] = {1, 2, 3, 4, 5, 6, 7, 8};
-  r.n_points = 8;
-  r.positions = aPos2;
-  r.owners = aOwn2;
-  CHECK(ring_index_build(&r)==RING_OK, "index of 8 points");
-  CHECK(ring_lookup(&r, 0)==1, "five tied at 0");
-  CHECK(ring_lookup(&r, 1)==6 && ring_lookup(&r, 7)==6, "past the tie");
-  CHECK(ring_lookup(&r, 8)==7 && ring_lookup(&r, UINT64_MAX)==7, "top");
-  ring_dealloc(r.index);
-}
-
 int main(void){
   ring_config cfg;
   ring_config_default(&cfg);
@@ -254,7 +224,6 @@ int main(void){
   cfg.vnodes = 40;
   random_walk(cfg, 100);
   check_other_bases();
-  check_index_edges();
   if( nFail ){
     fprintf(stderr, "ring_points_test: %d failures\n", nFail);
     return 1;

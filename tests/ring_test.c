@@ -15,6 +15,7 @@
 #include "hash.h"
 #include "options.h"
 #include "ring.h"
+#include "ring_impl.h"
 
 #include "unit.h"
 
@@ -180,21 +181,31 @@ static void test_lookup_built(void){
   ring_release(r);
 }
 
+/* Make r a hand-made ring of the n points at aPos owned by aOwn, with the
+** lookup index built if bIndex (else ring_lookup searches). */
+static void set_points(ring *r, uint64_t *aPos, uint32_t *aOwn, uint32_t n,
+                       int bIndex){
+  ring_dealloc(r->index);
+  r->index = NULL;
+  r->n_points = n;
+  r->positions = aPos;
+  r->owners = aOwn;
+  if( bIndex ) CHECK( ring_index_build(r)==RING_OK );
+}
+
 /*
-** ring_lookup on hand-made rings: equal positions (the build orders them
-** by name, then replica; the lookup must take the first), and points at 0
-** and UINT64_MAX.
+** ring_lookup on hand-made rings, by binary search and through the index:
+** equal positions (the build orders them by name, then replica; the lookup
+** must take the first), and points at 0 and UINT64_MAX.
 */
-static void test_lookup_edges(void){
+static void test_lookup_edges(int bIndex){
   ring r;
   memset(&r, 0, sizeof(r));
   ring_config_default(&r.config);
 
   uint64_t aPos1[] = {10, 20, 20, 30};
   uint32_t aOwn1[] = {0, 1, 2, 3};
-  r.n_points = 4;
-  r.positions = aPos1;
-  r.owners = aOwn1;
+  set_points(&r, aPos1, aOwn1, 4, bIndex);
   CHECK( ring_lookup(&r, 0)==0 );
   CHECK( ring_lookup(&r, 10)==0 );
   CHECK( ring_lookup(&r, 11)==1 );
@@ -206,9 +217,7 @@ static void test_lookup_edges(void){
 
   uint64_t aPos2[] = {0, UINT64_MAX};
   uint32_t aOwn2[] = {5, 7};
-  r.n_points = 2;
-  r.positions = aPos2;
-  r.owners = aOwn2;
+  set_points(&r, aPos2, aOwn2, 2, bIndex);
   CHECK( ring_lookup(&r, 0)==5 );
   CHECK( ring_lookup(&r, 1)==7 );
   CHECK( ring_lookup(&r, UINT64_MAX-1)==7 );
@@ -216,10 +225,16 @@ static void test_lookup_edges(void){
 
   uint64_t aPos3[] = {42};
   uint32_t aOwn3[] = {0};
-  r.n_points = 1;
-  r.positions = aPos3;
-  r.owners = aOwn3;
+  set_points(&r, aPos3, aOwn3, 1, bIndex);
   CHECK( ring_lookup(&r, 0)==0 && ring_lookup(&r, 43)==0 && ring_lookup(&r, UINT64_MAX)==0 );
+
+  uint64_t aPos4[] = {0, 0, 0, 0, 0, 7, UINT64_MAX, UINT64_MAX};
+  uint32_t aOwn4[] = {1, 2, 3, 4, 5, 6, 7, 8};
+  set_points(&r, aPos4, aOwn4, 8, bIndex);
+  CHECK( ring_lookup(&r, 0)==1 );                   /* five tied at 0 */
+  CHECK( ring_lookup(&r, 1)==6 && ring_lookup(&r, 7)==6 );
+  CHECK( ring_lookup(&r, 8)==7 && ring_lookup(&r, UINT64_MAX)==7 );
+  set_points(&r, NULL, NULL, 0, 0);
 
   /* modn: position mod n, no points needed. */
   r.config.algorithm = RING_ALGO_MODN;
@@ -476,7 +491,8 @@ int main(void){
   test_points();
   test_names();
   test_lookup_built();
-  test_lookup_edges();
+  test_lookup_edges(0);
+  test_lookup_edges(1);
   test_build();
   test_nomem();
   test_align8();
