@@ -31,15 +31,17 @@ HDR      = $(wildcard ext/*.h) tests/unit.h
 LIBS     = -lnettle -lz -lm
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
 
-DEBS = gcc clang libclang-rt-14-dev valgrind make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev zlib1g-dev python3 python3-xxhash
+DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev zlib1g-dev python3 python3-xxhash
+DEBS_HARD = clang libclang-rt-14-dev valgrind
 
-.PHONY: all deps demo test test-asan test-valgrind test-oom test-hard fuzz test-compat unit bench clean experiments plot-deps
+.PHONY: all deps deps-hard demo test test-asan test-valgrind test-oom test-hard fuzz test-compat unit bench clean experiments plot-deps
 
 all: chash.so
 
-deps:
-	@missing=""; \
-	for p in $(DEBS); do \
+# Install the Debian packages named in $(1) that are missing (as root), or
+# stop and print the command that would (otherwise).
+need_debs = @missing=""; \
+	for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' \
 	    || missing="$$missing $$p"; \
 	done; \
@@ -53,6 +55,16 @@ deps:
 	    exit 1; \
 	  fi; \
 	fi
+
+deps:
+	$(call need_debs,$(DEBS))
+
+# valgrind, and clang with its libFuzzer runtime (test-valgrind, fuzz)
+deps-hard:
+	$(call need_debs,$(DEBS_HARD))
+
+plot-deps:
+	$(call need_debs,gnuplot-nox)
 
 chash.so: $(SRC) $(HDR) | deps
 	$(CC) $(STD) $(CFLAGS) $(WARN) $(SOFLAGS) -o $@ $(SRC) $(LIBS)
@@ -130,7 +142,7 @@ test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test build/asan
 # leak fails it) while test-asan runs it under AddressSanitizer.
 VALGRIND_TESTS = $(filter-out tests/oom.test,$(wildcard tests/*.test))
 
-test-valgrind: chash.so tests/runner
+test-valgrind: chash.so tests/runner | deps-hard
 	valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
 	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
 	  tests/runner --ext ./chash.so $(VALGRIND_TESTS)
@@ -165,7 +177,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_FLAGS = $(STD) -g -O1 $(WARN) -fsanitize=fuzzer,address,undefined \
              -fno-sanitize-recover=all -DSQLITE_CORE -Iext
 
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(SRC) $(HDR) | deps
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(SRC) $(HDR) | deps deps-hard
 	@mkdir -p build/fuzz
 	clang $(FUZZ_FLAGS) -o $@ $< $(SRC) -lsqlite3 $(LIBS)
 
@@ -187,17 +199,6 @@ test-compat: chash.so
 # The experiments: each sql/NAME.sql prints its tables into out/NAME.txt;
 # the two that are plotted also leave their table NAME in out/NAME.tsv.
 PLOTTED = vnode_sweep modn_vs_ring
-
-plot-deps:
-	@if ! command -v gnuplot >/dev/null; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing: gnuplot-nox"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnuplot-nox; \
-	  else \
-	    echo "the plots need gnuplot; run: sudo apt-get install -y gnuplot-nox"; \
-	    exit 1; \
-	  fi; \
-	fi
 
 experiments: chash.so plot-deps
 	@mkdir -p out
