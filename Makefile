@@ -8,6 +8,7 @@
 #   make test-oom   every .test file under out-of-memory fault injection
 #   make test-hard  concurrency, crash rounds and the slow limits tests
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60)
+#   make fuzz-replay  every fuzz corpus entry once under ASan+UBSan
 #   make test-compat  ketama against the real nutcracker and libmemcached
 #   make bench      the benchmark (tests/bench/bench.c; docs/performance.md)
 #   make experiments  run sql/vnode_sweep.sql, modn_vs_ring.sql and
@@ -34,7 +35,7 @@ SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fram
 DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev zlib1g-dev python3 python3-xxhash
 DEBS_HARD = clang libclang-rt-14-dev valgrind
 
-.PHONY: all deps deps-hard demo test test-asan test-valgrind test-oom test-hard fuzz test-compat unit bench clean experiments plot-deps
+.PHONY: all deps deps-hard demo test test-asan test-valgrind test-oom test-hard fuzz fuzz-replay test-compat unit bench clean experiments plot-deps
 
 all: chash.so
 
@@ -172,23 +173,43 @@ test-hard: chash.so tests/runner tests/concurrency tests/crash
 # libFuzzer targets (clang): the extension linked in statically with the
 # system libsqlite3. New corpus entries go to build/fuzz/corpus-NAME; the
 # seeds in tests/fuzz/corpus/NAME are kept in the repository.
+#
+# FUZZ_SANITIZE picks the sanitizers: address,undefined (the default, as CI
+# runs it) or undefined alone, about three times as many executions per
+# second for long runs; `make fuzz-replay` then runs every corpus entry
+# found through the ASan+UBSan build.
 FUZZ_TARGETS = options spec keys dml corrupt
 FUZZ_SECONDS ?= 60
-FUZZ_FLAGS = $(STD) -g -O1 $(WARN) -fsanitize=fuzzer,address,undefined \
+FUZZ_SANITIZE ?= address,undefined
+FUZZ_OPT = $(if $(findstring address,$(FUZZ_SANITIZE)),-O1,-O2)
+comma := ,
+FUZZ_DIR = build/fuzz-$(subst $(comma),-,$(FUZZ_SANITIZE))
+FUZZ_FLAGS = $(STD) -g $(FUZZ_OPT) $(WARN) -fsanitize=fuzzer,$(FUZZ_SANITIZE) \
              -fno-sanitize-recover=all -DSQLITE_CORE -Iext
 
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(SRC) $(HDR) | deps deps-hard
-	@mkdir -p build/fuzz
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(SRC) $(HDR) | deps deps-hard
+	@mkdir -p $(FUZZ_DIR)
 	clang $(FUZZ_FLAGS) -o $@ $< $(SRC) -lsqlite3 $(LIBS)
 
-fuzz: $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+fuzz: $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz_%)
 	@for t in $(FUZZ_TARGETS); do \
 	  mkdir -p build/fuzz/corpus-$$t; \
 	  echo "fuzz_$$t: $(FUZZ_SECONDS) s"; \
-	  build/fuzz/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	  $(FUZZ_DIR)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
 	    -artifact_prefix=build/fuzz/ build/fuzz/corpus-$$t tests/fuzz/corpus/$$t \
 	    > build/fuzz/$$t.log 2>&1 || { tail -40 build/fuzz/$$t.log; exit 1; }; \
 	  grep -E '^(stat::number_of_executed_units|#[0-9]+ *DONE)' build/fuzz/$$t.log; \
+	done
+
+# Every entry of every corpus, once, through the ASan+UBSan build.
+fuzz-replay:
+	$(MAKE) FUZZ_SANITIZE=address,undefined $(FUZZ_TARGETS:%=build/fuzz-address-undefined/fuzz_%)
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build/fuzz/corpus-$$t; \
+	  echo "fuzz_$$t: replaying" $$(ls build/fuzz/corpus-$$t tests/fuzz/corpus/$$t | wc -l) "inputs"; \
+	  build/fuzz-address-undefined/fuzz_$$t -runs=0 \
+	    build/fuzz/corpus-$$t tests/fuzz/corpus/$$t \
+	    > build/fuzz/$$t-replay.log 2>&1 || { tail -40 build/fuzz/$$t-replay.log; exit 1; }; \
 	done
 
 # ketama placement against the real routers (Debian: nutcracker, memcached,
