@@ -89,6 +89,26 @@ static inline sqlite3 *fuzz_open_image(const char *zSetup, int *pnProgress){
   return db;
 }
 
+/*
+** One connection for the whole process, holding what zSetup creates, for
+** targets whose inputs only read (specs, keys): about ten times as many
+** executions per second as a fresh database per input. What an input
+** leaves behind is only chash's ring caches. *pnProgress is reset for
+** every input.
+*/
+static inline sqlite3 *fuzz_shared_db(const char *zSetup, int *pnProgress){
+  static sqlite3 *db = NULL;
+  if( db==NULL ){
+    db = fuzz_open(pnProgress);
+    if( sqlite3_exec(db, zSetup, NULL, NULL, NULL)!=SQLITE_OK ){
+      fprintf(stderr, "fuzz: setup failed: %s\n", sqlite3_errmsg(db));
+      abort();
+    }
+  }
+  *pnProgress = 0;
+  return db;
+}
+
 /* Run zSql; errors are expected and ignored. */
 static inline void fuzz_exec(sqlite3 *db, const char *zSql){
   sqlite3_exec(db, zSql, NULL, NULL, NULL);

@@ -11,8 +11,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size){
   static const char *const azRing[] = {
     "r", "m", "r@1", "{\"nodes\":{\"p\":1,\"q\":0.001},\"vnodes\":3}",
   };
-  int nProgress;
-  sqlite3 *db = fuzz_open_image(
+  static int nProgress;
+  sqlite3 *db = fuzz_shared_db(
     "CREATE VIRTUAL TABLE r USING chash(vnodes=16, seed=99);"
     "CREATE VIRTUAL TABLE m USING chash(algorithm=modn, hash=xxh64);"
     "INSERT INTO r(node) VALUES ('a'), ('b'), ('c');"
@@ -46,6 +46,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size){
     if( a && sqlite3_column_int(pStmt, 2)!=0 ) abort();
   }
   sqlite3_finalize(pStmt);
-  fuzz_close(db);
   return 0;
 }
