@@ -499,7 +499,7 @@ static void bench_core_builds(void){
 */
 enum { KETAMA_NK = 1 << 20, LM_MAX_SERVERS = 100 };
 static const int aKetamaServers[] = { 10, 100, 1000 };
-#define N_KETAMA_RINGS 3
+#define N_KETAMA_RINGS (int)(sizeof(aKetamaServers)/sizeof(aKetamaServers[0]))
 
 typedef struct ketama_ring {
   int nServer;
@@ -593,9 +593,10 @@ static uint32_t ketama_slice(const ketama_ring *k, int isLm,
 }
 
 static void bench_ketama(void){
-  /* Weighted ketama gives each server floor(40 x weight share x servers)
-  ** x 4 points in float arithmetic: 160 at weight 1, but 156 at 100
-  ** servers (40 comes out just below 40), so the points are counted. */
+  /* Weighted ketama gives each server 4 x floor(40 x weight share x
+  ** servers) points, in float arithmetic: 160 at weight 1, but 156 at 100
+  ** servers (40 x 1/100 x 100 comes out just below 40), so the rows print
+  ** the rings' real point counts. */
   printf("\n## 4b. Ketama (weight 1, MD5): key -> server,"
          " chash's core vs libmemcached's memcached_generate_hash, millions of"
          " keys/s (median of %d x %d keys)\n\n", nReps, KETAMA_NK);
