@@ -9,8 +9,9 @@
 ** highest version in the history (checked after each statement outside a
 ** transaction, after each rollback and at the end).
 **
-** Every statement is prepared once per input and run with bound values:
-** parsing SQL would otherwise take most of the time of an execution.
+** Every statement is prepared once per input, when first needed, and run
+** with bound values: parsing SQL would otherwise take most of the time of
+** an execution.
 */
 #include <math.h>
 
@@ -64,25 +65,28 @@ static void check(sqlite3_stmt **apStmt){
   if( e>=0 && e!=h ) abort();
 }
 
+/* Prepare zSql, which must succeed: the statements are the harness's. */
+static void prepare(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt){
+  if( sqlite3_prepare_v2(db, zSql, -1, ppStmt, NULL)!=SQLITE_OK ){
+    fprintf(stderr, "fuzz: cannot prepare %s: %s\n", zSql, sqlite3_errmsg(db));
+    abort();
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size){
   if( size>512 ) return 0;
   int nProgress;
   sqlite3 *db = fuzz_open_image("CREATE VIRTUAL TABLE r USING chash(vnodes=3)",
                                  &nProgress);
   sqlite3_stmt *apStmt[N_STMT] = {0};
-  for(int i=0; i<N_STMT; i++){
-    const char *zSql = i<16 ? azOp[i] : azCheck[i-16];
-    if( sqlite3_prepare_v2(db, zSql, -1, &apStmt[i], NULL)!=SQLITE_OK ){
-      fprintf(stderr, "fuzz: cannot prepare %s: %s\n", zSql, sqlite3_errmsg(db));
-      abort();
-    }
-  }
+  for(int i=16; i<N_STMT; i++) prepare(db, azCheck[i-16], &apStmt[i]);
   for(size_t i=0; i<size; i++){
     int op = data[i] & 0xf, arg = data[i] >> 4;
     char zName[8];
     snprintf(zName, sizeof(zName), "n%d", arg % 6);
     /* Operation 14 names its node by the next bytes of the input. */
     size_t nNode = size-i-1 < (size_t)arg ? size-i-1 : (size_t)arg;
+    if( apStmt[op]==NULL ) prepare(db, azOp[op], &apStmt[op]);
     sqlite3_stmt *pStmt = apStmt[op];
     sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
     sqlite3_bind_int(pStmt, 2, arg);
