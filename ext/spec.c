@@ -18,6 +18,19 @@
 **     rolled back with the change) for the current ring and for a version
 **     not yet committed, or the table's creation tag for a committed version
 **     (which never changes).
+**
+** Finding a spec's ring and reading its stamp takes several small queries
+** (the table's schema row, its configuration, its last version): some
+** 20 us per statement, most of a one-row query such as
+** SELECT ch_locate(?, 'shards'). So the connection also remembers the last
+** FAST_CACHE_SIZE specs it resolved to rings in main or temp, each with a
+** token of what could change them: the data versions of main and temp
+** (SQLITE_FCNTL_DATA_VERSION: every commit, of any connection, once this
+** one reads), the connection's change count and chash's own count of
+** changes through its tables. While the token holds and no transaction is
+** open (whose uncommitted changes the data versions do not show), the spec
+** resolves to the same ring without a query. Attached schemas are left out:
+** one can be detached and another attached under its name.
 */
 #include <ctype.h>
 #include <stdio.h>
@@ -39,11 +52,42 @@ typedef struct conn_entry {
   uint64_t last_use;
 } conn_entry;
 
+/* What could change which ring a spec resolves to (see the top). Outside
+** a transaction the data versions show every change; the two counts are a
+** guard for changes made while a statement runs. */
+typedef struct conn_token {
+  uint64_t gen;            /* chash_conn.gen */
+  sqlite3_int64 nChange;   /* sqlite3_total_changes64() */
+  unsigned dvMain, dvTemp; /* data versions */
+  int bTemp;               /* temp exists */
+  int nDb;                 /* schemas attached */
+} conn_token;
+
+/* A spec resolved without a query while its token holds. */
+typedef struct fast_entry {
+  int eType;               /* as stmt_entry; 0 if the entry is free */
+  char *zSpec;             /* text of a TEXT spec */
+  int nSpec;
+  int64_t iSpec;           /* value of an INTEGER spec */
+  ring *ring;              /* one reference held */
+  char *zSchema, *zName;   /* the table */
+  conn_token token;
+  uint64_t last_use;
+} fast_entry;
+
+#define FAST_CACHE_SIZE 8
+
 struct chash_conn {
   sqlite3 *db;
   conn_entry aEntry[CONN_CACHE_SIZE];
+  fast_entry aFast[FAST_CACHE_SIZE];
   uint64_t clock;
+  uint64_t gen;            /* changes made through chash tables */
 };
+
+void conn_changed(chash_conn *conn){
+  conn->gen++;
+}
 
 chash_conn *conn_new(sqlite3 *db){
   chash_conn *conn = sqlite3_malloc64(sizeof(*conn));
@@ -60,10 +104,19 @@ static void entry_clear(conn_entry *e){
   memset(e, 0, sizeof(*e));
 }
 
+static void fast_clear(fast_entry *e){
+  sqlite3_free(e->zSpec);
+  sqlite3_free(e->zSchema);
+  sqlite3_free(e->zName);
+  ring_release(e->ring);
+  memset(e, 0, sizeof(*e));
+}
+
 void conn_free(void *pConn){
   chash_conn *conn = pConn;
   if( conn==NULL ) return;
   for(int i=0; i<CONN_CACHE_SIZE; i++) entry_clear(&conn->aEntry[i]);
+  for(int i=0; i<FAST_CACHE_SIZE; i++) fast_clear(&conn->aFast[i]);
   sqlite3_free(conn);
 }
 
@@ -660,6 +713,117 @@ static int spec_arg_read(sqlite3_value *pSpec, const char *zFunc,
   return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
 }
 
+/* ------------------------------------------------ resolved specs */
+
+/* The token as of now; 0 if it cannot be read (then nothing is cached). */
+static int token_read(sqlite3 *db, uint64_t gen, conn_token *t){
+  memset(t, 0, sizeof(*t));
+  t->gen = gen;
+  t->nChange = sqlite3_total_changes64(db);
+  while( sqlite3_db_name(db, t->nDb) ) t->nDb++;
+  t->bTemp = sqlite3_file_control(db, "temp", SQLITE_FCNTL_DATA_VERSION,
+                                  &t->dvTemp)==SQLITE_OK;
+  return sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION,
+                              &t->dvMain)==SQLITE_OK;
+}
+
+static int token_equal(const conn_token *a, const conn_token *b){
+  return a->gen==b->gen && a->nChange==b->nChange && a->dvMain==b->dvMain
+      && a->dvTemp==b->dvTemp && a->bTemp==b->bTemp && a->nDb==b->nDb;
+}
+
+static int fast_matches(const fast_entry *e, const spec_arg *a){
+  if( e->eType!=a->eType ) return 0;
+  if( a->eType==SQLITE_INTEGER ) return e->iSpec==a->i;
+  if( a->eType==SQLITE_TEXT ){
+    return e->nSpec==a->n && memcmp(e->zSpec, a->z, a->n)==0;
+  }
+  return 1;
+}
+
+/*
+** The ring spec a resolved to last time, as a new reference in *ppRing
+** (and its table in *pWhere, if given), if nothing can have changed it
+** since: 1. Otherwise 0, and the caller resolves it with queries.
+*/
+static int fast_get(chash_conn *conn, const spec_arg *a, ring **ppRing,
+                    spec_table *pWhere){
+  sqlite3 *db = conn->db;
+  if( !sqlite3_get_autocommit(db) ) return 0;
+  fast_entry *e = NULL;
+  for(int i=0; i<FAST_CACHE_SIZE && e==NULL; i++){
+    if( conn->aFast[i].eType && fast_matches(&conn->aFast[i], a) ){
+      e = &conn->aFast[i];
+    }
+  }
+  if( e==NULL ) return 0;
+  /* main's data version shows other connections' commits only once a read
+  ** transaction has begun on it: begin one if the statement has none. */
+  sqlite3_stmt *pPin = NULL;
+  if( sqlite3_txn_state(db, "main")==SQLITE_TXN_NONE ){
+    int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM main.sqlite_schema", -1,
+                                &pPin, NULL);
+    if( rc==SQLITE_OK ) rc = sqlite3_step(pPin);
+    if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ){
+      sqlite3_finalize(pPin);
+      return 0;
+    }
+  }
+  conn_token now;
+  int bValid = token_read(db, conn->gen, &now) && token_equal(&now, &e->token);
+  sqlite3_finalize(pPin);
+  if( !bValid ) return 0;
+  if( pWhere && where_set(pWhere, e->zSchema, e->zName)!=SQLITE_OK ){
+    spec_table_free(pWhere);
+    return 0;
+  }
+  e->last_use = ++conn->clock;
+  ring_retain(e->ring);
+  *ppRing = e->ring;
+  return 1;
+}
+
+/* Remember that spec a resolved to ring r of table pWhere, if the table is
+** in main or temp. Out of memory just means it is not remembered. */
+static void fast_put(chash_conn *conn, const spec_arg *a, ring *r,
+                     const spec_table *pWhere){
+  sqlite3 *db = conn->db;
+  if( pWhere->zSchema==NULL || !sqlite3_get_autocommit(db) ) return;
+  if( strcmp(pWhere->zSchema, "main")!=0 && strcmp(pWhere->zSchema, "temp")!=0 ){
+    return;
+  }
+  conn_token token;
+  if( !token_read(db, conn->gen, &token) ) return;
+  /* The default ring is the only ring of all schemas, attached ones too. */
+  if( a->eType!=SQLITE_TEXT && token.nDb>2 ) return;
+  fast_entry *pSlot = &conn->aFast[0];
+  for(int i=0; i<FAST_CACHE_SIZE; i++){
+    fast_entry *e = &conn->aFast[i];
+    if( e->eType==0 || fast_matches(e, a) ){ pSlot = e; break; }
+    if( e->last_use<pSlot->last_use ) pSlot = e;
+  }
+  fast_entry fresh;
+  memset(&fresh, 0, sizeof(fresh));
+  fresh.zSchema = sqlite3_mprintf("%s", pWhere->zSchema);
+  fresh.zName = sqlite3_mprintf("%s", pWhere->zName);
+  if( a->eType==SQLITE_TEXT ) fresh.zSpec = sqlite3_malloc64(a->n ? a->n : 1);
+  if( fresh.zSchema==NULL || fresh.zName==NULL
+   || (a->eType==SQLITE_TEXT && fresh.zSpec==NULL) ){
+    fast_clear(&fresh);
+    return;
+  }
+  if( a->eType==SQLITE_TEXT ) memcpy(fresh.zSpec, a->z, a->n);
+  fresh.eType = a->eType;
+  fresh.nSpec = a->n;
+  fresh.iSpec = a->i;
+  fresh.ring = r;
+  ring_retain(r);
+  fresh.token = token;
+  fresh.last_use = ++conn->clock;
+  fast_clear(pSlot);
+  *pSlot = fresh;
+}
+
 /* Resolve a read spec to a new ring reference; errors are prefixed with
 ** zFunc into *pzErr (none for SQLITE_NOMEM). */
 static int spec_arg_resolve(chash_conn *conn, const spec_arg *a,
@@ -667,7 +831,17 @@ static int spec_arg_resolve(chash_conn *conn, const spec_arg *a,
                             spec_table *pWhere, char **pzErr){
   char *zErr = NULL;
   *ppRing = NULL;
-  int rc = resolve(conn, a->eType, a->z, a->n, a->i, ppRing, pWhere, &zErr);
+  if( fast_get(conn, a, ppRing, pWhere) ) return SQLITE_OK;
+  spec_table where = { NULL, NULL };
+  int rc = resolve(conn, a->eType, a->z, a->n, a->i, ppRing, &where, &zErr);
+  if( rc==SQLITE_OK ){
+    fast_put(conn, a, *ppRing, &where);
+    if( pWhere ){
+      *pWhere = where;
+      where.zSchema = where.zName = NULL;
+    }
+  }
+  spec_table_free(&where);
   /* resolve() words every error and corruption it finds; no words: it ran
   ** out of memory. */
   if( (rc==SQLITE_ERROR || rc==SQLITE_CORRUPT_VTAB) && zErr==NULL ){
