@@ -263,6 +263,60 @@ static void bench_inline_json(sqlite3 *db){
   }
 }
 
+/* ------------------------------------- 8: one-row statements */
+
+/*
+** The cost of a statement that places one key, as an application asking
+** "where does key K live?" runs it: prepared once, then bound, stepped and
+** reset. Outside a transaction the spec resolves to the ring the
+** connection remembers (spec.c: fast_get); inside one it is looked up
+** with queries every statement.
+*/
+static void bench_statements(sqlite3 *db){
+  enum { NSTMT = 2000 };
+  static const char *const azSql[] = {
+    "SELECT ch_hash(?1)",
+    "SELECT ch_locate(?1, 'r100')",
+    "SELECT ch_locate(?1, 'r100')",
+  };
+  static const char *const azLabel[] = {
+    "ch_hash(?)", "ch_locate(?, 'r100')",
+    "ch_locate(?, 'r100') inside BEGIN ... COMMIT",
+  };
+  printf("\n## 8. One-row statements (prepared once; bind, step, reset),"
+         " us/statement (median of %d x %d)\n\n", nReps, NSTMT);
+  double a[3][64];
+  sqlite3_stmt *ap[3];
+  for(int i=0; i<3; i++){
+    if( sqlite3_prepare_v2(db, azSql[i], -1, &ap[i], NULL)!=SQLITE_OK ){
+      die(db, azSql[i]);
+    }
+  }
+  for(int r=0; r<nReps; r++){
+    for(int j=0; j<3; j++){
+      int k = (j + r) % 3;
+      if( k==2 ) exec(db, "BEGIN");
+      double t0 = now_ns();
+      for(int n=0; n<NSTMT; n++){
+        sqlite3_bind_int(ap[k], 1, n);
+        if( sqlite3_step(ap[k])!=SQLITE_ROW ) die(db, azSql[k]);
+        sqlite3_reset(ap[k]);
+      }
+      a[k][r] = (now_ns() - t0) / NSTMT / 1e3;
+      if( k==2 ) exec(db, "COMMIT");
+    }
+  }
+  double us[3];
+  for(int i=0; i<3; i++){
+    us[i] = median(a[i], nReps);
+    sqlite3_finalize(ap[i]);
+  }
+  printf("| statement | us | / ch_hash |\n|---|---:|---:|\n");
+  for(int i=0; i<3; i++){
+    printf("| %s | %.2f | %.1f |\n", azLabel[i], us[i], us[i]/us[0]);
+  }
+}
+
 /* ---------------------------------------------- 5: build through SQL */
 
 static void bench_build_sql(sqlite3 *db){
@@ -682,12 +736,15 @@ static void bench_ketama(void){
 
 int main(int argc, char **argv){
   const char *zExt = "./chash.so";
+  int iOnly = 0;                  /* --section N: only that one (1: 1-3) */
   for(int i=1; i<argc; i++){
     if( strcmp(argv[i], "--ext")==0 && i+1<argc ) zExt = argv[++i];
     else if( strcmp(argv[i], "--reps")==0 && i+1<argc ) nReps = atoi(argv[++i]);
     else if( strcmp(argv[i], "--rows")==0 && i+1<argc ) nRows = atoi(argv[++i]);
+    else if( strcmp(argv[i], "--section")==0 && i+1<argc ) iOnly = atoi(argv[++i]);
     else{
-      fprintf(stderr, "usage: %s [--ext PATH] [--reps N] [--rows N]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--ext PATH] [--reps N] [--rows N]"
+              " [--section 1|4|5|6|7|8]\n", argv[0]);
       return 2;
     }
   }
@@ -709,13 +766,18 @@ int main(int argc, char **argv){
   make_ring(db, "r100", 100);
   make_ring(db, "r1000", 1000);
 
-  bench_per_row(db);
-  bench_core();
-  bench_ketama();
-  bench_build_sql(db);
-  bench_core_builds();
-  bench_memory_sql(zExt);
-  bench_inline_json(db);
+  if( iOnly==0 || iOnly==1 ) bench_per_row(db);
+  if( iOnly==0 || iOnly==4 ){
+    bench_core();
+    bench_ketama();
+  }
+  if( iOnly==0 || iOnly==5 ){
+    bench_build_sql(db);
+    bench_core_builds();
+  }
+  if( iOnly==0 || iOnly==6 ) bench_memory_sql(zExt);
+  if( iOnly==0 || iOnly==7 ) bench_inline_json(db);
+  if( iOnly==0 || iOnly==8 ) bench_statements(db);
   sqlite3_close(db);
   return 0;
 }
