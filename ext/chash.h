@@ -157,6 +157,7 @@ ring *spec_ring_at(sqlite3_context *ctx, sqlite3_value **argv, int iArg,
 typedef struct spec_table {
   char *zSchema;
   char *zName;
+  int64_t stamp;           /* its stamp when the ring was read */
 } spec_table;
 void spec_table_free(spec_table *pWhere);
 

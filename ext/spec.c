@@ -20,17 +20,17 @@
 **     (which never changes).
 **
 ** Finding a spec's ring and reading its stamp takes several small queries
-** (the table's schema row, its configuration, its last version): some
-** 20 us per statement, most of a one-row query such as
+** (the schemas, the table's schema row, its configuration, its last
+** version): some 25 us per statement, most of a one-row query such as
 ** SELECT ch_locate(?, 'shards'). So the connection also remembers the last
-** FAST_CACHE_SIZE specs it resolved to rings in main or temp, each with a
-** token of what could change them: the data versions of main and temp
-** (SQLITE_FCNTL_DATA_VERSION: every commit, of any connection, once this
-** one reads), the connection's change count and chash's own count of
-** changes through its tables. While the token holds and no transaction is
-** open (whose uncommitted changes the data versions do not show), the spec
-** resolves to the same ring without a query. Attached schemas are left out:
-** one can be detached and another attached under its name.
+** FAST_CACHE_SIZE specs it resolved to rings in main or temp, with the
+** table's stamp and a token of what could make the spec name another table
+** (temp's data version, the number of schemas, the connection's change
+** count and chash's own count of changes through its tables). Outside a
+** transaction (inside one, uncommitted schema changes show in no data
+** version), while the token holds, one query that reads the table's stamp
+** tells whether the ring is still the one read. Attached schemas are left
+** out: one can be detached and another attached under its name.
 */
 #include <ctype.h>
 #include <stdio.h>
@@ -52,25 +52,27 @@ typedef struct conn_entry {
   uint64_t last_use;
 } conn_entry;
 
-/* What could change which ring a spec resolves to (see the top). Outside
-** a transaction the data versions show every change; the two counts are a
-** guard for changes made while a statement runs. */
+/* What could change which table a spec names, or the table without
+** changing its stamp (see the top): a new chash table (gen), an edit of
+** the shadow tables (nChange), a table in temp (dvTemp), an attached
+** schema with a ring (nDb, for the default ring). */
 typedef struct conn_token {
   uint64_t gen;            /* chash_conn.gen */
   sqlite3_int64 nChange;   /* sqlite3_total_changes64() */
-  unsigned dvMain, dvTemp; /* data versions */
+  unsigned dvTemp;         /* temp's data version */
   int bTemp;               /* temp exists */
   int nDb;                 /* schemas attached */
 } conn_token;
 
-/* A spec resolved without a query while its token holds. */
+/* A spec resolved with one query while its token holds and its table's
+** stamp is the same. */
 typedef struct fast_entry {
   int eType;               /* as stmt_entry; 0 if the entry is free */
   char *zSpec;             /* text of a TEXT spec */
   int nSpec;
   int64_t iSpec;           /* value of an INTEGER spec */
   ring *ring;              /* one reference held */
-  char *zSchema, *zName;   /* the table */
+  spec_table where;        /* the table, and its stamp */
   conn_token token;
   uint64_t last_use;
 } fast_entry;
@@ -106,8 +108,7 @@ static void entry_clear(conn_entry *e){
 
 static void fast_clear(fast_entry *e){
   sqlite3_free(e->zSpec);
-  sqlite3_free(e->zSchema);
-  sqlite3_free(e->zName);
+  spec_table_free(&e->where);
   ring_release(e->ring);
   memset(e, 0, sizeof(*e));
 }
@@ -182,7 +183,7 @@ static ring *cache_base(chash_conn *conn, const char *zTable){
 static int table_ring_read(chash_conn *conn, const char *zSchema,
                            const char *zName, int bCurrent, int bRelative,
                            int64_t iVersion, const char *zSpec, ring **ppRing,
-                           char **pzErr){
+                           int64_t *pStamp, char **pzErr){
   sqlite3 *db = conn->db;
   store_info info;
   int64_t nCurrent;
@@ -245,6 +246,7 @@ static int table_ring_read(chash_conn *conn, const char *zSchema,
   sqlite3_free(zTable);
   sqlite3_free(zKey);
   *ppRing = r;
+  *pStamp = info.stamp;
   return rc;
 }
 
@@ -258,7 +260,8 @@ static int table_ring_read(chash_conn *conn, const char *zSchema,
 */
 static int table_ring(chash_conn *conn, const char *zSchema, const char *zName,
                       int bCurrent, int bRelative, int64_t iVersion,
-                      const char *zSpec, ring **ppRing, char **pzErr){
+                      const char *zSpec, ring **ppRing, int64_t *pStamp,
+                      char **pzErr){
   sqlite3_stmt *pPin = NULL;
   char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema", zSchema);
   if( zSql==NULL ) return SQLITE_NOMEM;
@@ -267,7 +270,7 @@ static int table_ring(chash_conn *conn, const char *zSchema, const char *zName,
   if( rc==SQLITE_OK ) rc = sqlite3_step(pPin);
   if( rc==SQLITE_ROW || rc==SQLITE_DONE ){
     rc = table_ring_read(conn, zSchema, zName, bCurrent, bRelative, iVersion,
-                         zSpec, ppRing, pzErr);
+                         zSpec, ppRing, pStamp, pzErr);
   }else if( rc!=SQLITE_NOMEM ){
     *pzErr = sqlite3_mprintf("ring %s.%s: %s", zSchema, zName,
                              sqlite3_errmsg(conn->db));
@@ -278,13 +281,17 @@ static int table_ring(chash_conn *conn, const char *zSchema, const char *zName,
 
 int spec_current_ring(chash_conn *conn, const char *zSchema,
                       const char *zName, ring **ppRing, char **pzErr){
-  return table_ring(conn, zSchema, zName, 1, 0, 0, zName, ppRing, pzErr);
+  int64_t stamp;
+  return table_ring(conn, zSchema, zName, 1, 0, 0, zName, ppRing, &stamp,
+                    pzErr);
 }
 
-/* Record which table a spec named, for callers that ask (pWhere). */
+/* Record which table a spec named, and its stamp, for callers that ask
+** (pWhere). */
 static int where_set(spec_table *pWhere, const char *zSchema,
-                     const char *zName){
+                     const char *zName, int64_t stamp){
   if( pWhere==NULL ) return SQLITE_OK;
+  pWhere->stamp = stamp;
   pWhere->zSchema = sqlite3_mprintf("%s", zSchema);
   pWhere->zName = sqlite3_mprintf("%s", zName);
   return pWhere->zSchema && pWhere->zName ? SQLITE_OK : SQLITE_NOMEM;
@@ -312,9 +319,10 @@ static int default_ring(chash_conn *conn, int bCurrent, int64_t iVersion,
     *pzErr = sqlite3_mprintf("%d rings, so name one: %s", nRing, zList);
     rc = SQLITE_ERROR;
   }else{
+    int64_t stamp;
     rc = table_ring(conn, zSchema, zName, bCurrent, iVersion<0, iVersion,
-                    zSpec, ppRing, pzErr);
-    if( rc==SQLITE_OK ) rc = where_set(pWhere, zSchema, zName);
+                    zSpec, ppRing, &stamp, pzErr);
+    if( rc==SQLITE_OK ) rc = where_set(pWhere, zSchema, zName, stamp);
   }
   sqlite3_free(zList);
   sqlite3_free(zSchema);
@@ -393,9 +401,10 @@ static int named_ring(chash_conn *conn, const char *zSpec, ring **ppRing,
     *pzErr = sqlite3_mprintf("not a chash ring: %s", zSpec);
     rc = SQLITE_ERROR;
   }else{
+    int64_t stamp;
     rc = table_ring(conn, azSchema[iSchema], zTable, bCurrent, bRelative,
-                    iVersion, zSpec, ppRing, pzErr);
-    if( rc==SQLITE_OK ) rc = where_set(pWhere, azSchema[iSchema], zTable);
+                    iVersion, zSpec, ppRing, &stamp, pzErr);
+    if( rc==SQLITE_OK ) rc = where_set(pWhere, azSchema[iSchema], zTable, stamp);
   }
   sqlite3_free(zTable);
   store_free_schemas(azSchema, nSchema);
@@ -715,21 +724,19 @@ static int spec_arg_read(sqlite3_value *pSpec, const char *zFunc,
 
 /* ------------------------------------------------ resolved specs */
 
-/* The token as of now; 0 if it cannot be read (then nothing is cached). */
-static int token_read(sqlite3 *db, uint64_t gen, conn_token *t){
+/* The token as of now. */
+static void token_read(sqlite3 *db, uint64_t gen, conn_token *t){
   memset(t, 0, sizeof(*t));
   t->gen = gen;
   t->nChange = sqlite3_total_changes64(db);
   while( sqlite3_db_name(db, t->nDb) ) t->nDb++;
   t->bTemp = sqlite3_file_control(db, "temp", SQLITE_FCNTL_DATA_VERSION,
                                   &t->dvTemp)==SQLITE_OK;
-  return sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION,
-                              &t->dvMain)==SQLITE_OK;
 }
 
 static int token_equal(const conn_token *a, const conn_token *b){
-  return a->gen==b->gen && a->nChange==b->nChange && a->dvMain==b->dvMain
-      && a->dvTemp==b->dvTemp && a->bTemp==b->bTemp && a->nDb==b->nDb;
+  return a->gen==b->gen && a->nChange==b->nChange && a->dvTemp==b->dvTemp
+      && a->bTemp==b->bTemp && a->nDb==b->nDb;
 }
 
 static int fast_matches(const fast_entry *e, const spec_arg *a){
@@ -739,6 +746,29 @@ static int fast_matches(const fast_entry *e, const spec_arg *a){
     return e->nSpec==a->n && memcmp(e->zSpec, a->z, a->n)==0;
   }
   return 1;
+}
+
+/*
+** Is the stamp of table pWhere still pWhere->stamp? Every change to a ring
+** replaces its stamp, and a new table gets a new one, so then the table
+** holds the ring that was read. The query also begins a read transaction,
+** if the statement has none on that schema, so that it sees other
+** connections' latest commit.
+*/
+static int stamp_holds(sqlite3 *db, const spec_table *pWhere){
+  char *zSql = sqlite3_mprintf("SELECT value FROM \"%w\".\"%w_config\""
+                               " WHERE key='stamp'", pWhere->zSchema,
+                               pWhere->zName);
+  if( zSql==NULL ) return 0;
+  sqlite3_stmt *pStmt = NULL;
+  int bHolds = sqlite3_prepare_v3(db, zSql, -1, SQLITE_PREPARE_NO_VTAB,
+                                  &pStmt, NULL)==SQLITE_OK
+            && sqlite3_step(pStmt)==SQLITE_ROW
+            && sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER
+            && sqlite3_column_int64(pStmt, 0)==pWhere->stamp;
+  sqlite3_finalize(pStmt);
+  sqlite3_free(zSql);
+  return bHolds;
 }
 
 /*
@@ -757,23 +787,11 @@ static int fast_get(chash_conn *conn, const spec_arg *a, ring **ppRing,
     }
   }
   if( e==NULL ) return 0;
-  /* main's data version shows other connections' commits only once a read
-  ** transaction has begun on it: begin one if the statement has none. */
-  sqlite3_stmt *pPin = NULL;
-  if( sqlite3_txn_state(db, "main")==SQLITE_TXN_NONE ){
-    int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM main.sqlite_schema", -1,
-                                &pPin, NULL);
-    if( rc==SQLITE_OK ) rc = sqlite3_step(pPin);
-    if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ){
-      sqlite3_finalize(pPin);
-      return 0;
-    }
-  }
   conn_token now;
-  int bValid = token_read(db, conn->gen, &now) && token_equal(&now, &e->token);
-  sqlite3_finalize(pPin);
-  if( !bValid ) return 0;
-  if( pWhere && where_set(pWhere, e->zSchema, e->zName)!=SQLITE_OK ){
+  token_read(db, conn->gen, &now);
+  if( !token_equal(&now, &e->token) || !stamp_holds(db, &e->where) ) return 0;
+  if( pWhere && where_set(pWhere, e->where.zSchema, e->where.zName,
+                          e->where.stamp)!=SQLITE_OK ){
     spec_table_free(pWhere);
     return 0;
   }
@@ -793,7 +811,7 @@ static void fast_put(chash_conn *conn, const spec_arg *a, ring *r,
     return;
   }
   conn_token token;
-  if( !token_read(db, conn->gen, &token) ) return;
+  token_read(db, conn->gen, &token);
   /* The default ring is the only ring of all schemas, attached ones too. */
   if( a->eType!=SQLITE_TEXT && token.nDb>2 ) return;
   fast_entry *pSlot = &conn->aFast[0];
@@ -804,10 +822,9 @@ static void fast_put(chash_conn *conn, const spec_arg *a, ring *r,
   }
   fast_entry fresh;
   memset(&fresh, 0, sizeof(fresh));
-  fresh.zSchema = sqlite3_mprintf("%s", pWhere->zSchema);
-  fresh.zName = sqlite3_mprintf("%s", pWhere->zName);
   if( a->eType==SQLITE_TEXT ) fresh.zSpec = sqlite3_malloc64(a->n ? a->n : 1);
-  if( fresh.zSchema==NULL || fresh.zName==NULL
+  if( where_set(&fresh.where, pWhere->zSchema, pWhere->zName,
+                pWhere->stamp)!=SQLITE_OK
    || (a->eType==SQLITE_TEXT && fresh.zSpec==NULL) ){
     fast_clear(&fresh);
     return;
@@ -832,7 +849,7 @@ static int spec_arg_resolve(chash_conn *conn, const spec_arg *a,
   char *zErr = NULL;
   *ppRing = NULL;
   if( fast_get(conn, a, ppRing, pWhere) ) return SQLITE_OK;
-  spec_table where = { NULL, NULL };
+  spec_table where = { NULL, NULL, 0 };
   int rc = resolve(conn, a->eType, a->z, a->n, a->i, ppRing, &where, &zErr);
   if( rc==SQLITE_OK ){
     fast_put(conn, a, *ppRing, &where);
