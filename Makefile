@@ -104,6 +104,7 @@ test: chash.so tests/runner tests/ring_test tests/algos_test tests/ring_points_t
 	/usr/bin/python3 tests/analysis_gen.py --check
 	tests/runner --ext ./chash.so tests/*.test
 	tests/migration.sh ./chash.so
+	/usr/bin/python3 tests/deserialize.py ./chash.so
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer;
 # any report fails the run.
