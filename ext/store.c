@@ -545,6 +545,7 @@ enum {
   STMT_BUMP,               /* points += ?1, nextid += ?2, stamp = ?3 */
   STMT_COMMIT_EPOCH,       /* pending changes become the next version */
   STMT_LAST_NODE,          /* id, node of the last node; count of nodes */
+  STMT_JUMP_ORDER,         /* a committed node removed before a kept one */
   STMT_COUNT
 };
 
@@ -568,6 +569,17 @@ static const char *const azStmtSql[STMT_COUNT] = {
                         " \"%w\".\"%w_history\" ORDER BY seq DESC LIMIT 1)",
   [STMT_LAST_NODE] = "SELECT id, node, (SELECT count(*) FROM \"%w\".\"%w_nodes\")"
                      " FROM \"%w\".\"%w_nodes\" ORDER BY id DESC LIMIT 1",
+  /* ?1: the committed epoch. Ids grow in join order, so m is the last
+  ** committed node's id; a row names a node of the committed version this
+  ** transaction removes, and the last committed node it keeps. */
+  [STMT_JUMP_ORDER] = "WITH m(v) AS (SELECT max(id) FROM \"%w\".\"%w_history\""
+                      " WHERE op='add' AND epoch<=?1)"
+                      " SELECT h.node, (SELECT node FROM \"%w\".\"%w_nodes\""
+                      " WHERE id<=m.v ORDER BY id DESC LIMIT 1)"
+                      " FROM \"%w\".\"%w_history\" h, m"
+                      " WHERE h.op='remove' AND h.epoch=?1+1 AND h.id<=m.v"
+                      " AND h.id<(SELECT max(id) FROM \"%w\".\"%w_nodes\""
+                      " WHERE id<=m.v) ORDER BY h.id LIMIT 1",
 };
 
 struct ring_store {
@@ -649,6 +661,7 @@ static int store_stmt(ring_store *st, int i, sqlite3_stmt **ppStmt){
   if( st->aStmt[i]==NULL ){
     int rc = prepare_fmt(st->db, &st->aStmt[i], SQLITE_PREPARE_PERSISTENT,
                          azStmtSql[i], st->zSchema, st->zName,
+                         st->zSchema, st->zName, st->zSchema, st->zName,
                          st->zSchema, st->zName);
     if( rc!=SQLITE_OK ) return store_prepare_fail(st, rc);
   }
@@ -805,7 +818,7 @@ static int last_node(ring_store *st, int64_t *pId, const char **pzNode,
 /* Would the ring's algorithm hold one more node? (maglev: table size) */
 static int check_add(ring_store *st){
   if( st->info.config.algorithm!=RING_ALGO_MAGLEV ) return SQLITE_OK;
-  int64_t id, n;
+  int64_t id = 0, n = 0;
   const char *zLast;
   int rc = last_node(st, &id, &zLast, &n);
   if( rc==SQLITE_ROW ) sqlite3_reset(st->aStmt[STMT_LAST_NODE]);
@@ -815,25 +828,6 @@ static int check_add(ring_store *st){
     return store_fail(st, SQLITE_ERROR, "%s: %s", st->zName, zMsg);
   }
   return SQLITE_OK;
-}
-
-/* Jump's buckets are numbered in join order: only the last can leave. */
-static int check_remove(ring_store *st, int64_t id, const char *zNode){
-  if( st->info.config.algorithm!=RING_ALGO_JUMP ) return SQLITE_OK;
-  int64_t idLast, n;
-  const char *zLast;
-  int rc = last_node(st, &idLast, &zLast, &n);
-  if( rc!=SQLITE_ROW ) return rc==SQLITE_DONE ? SQLITE_OK : rc;
-  if( idLast!=id ){
-    rc = store_fail(st, SQLITE_ERROR, "%s: cannot remove node %s: "
-                    "algorithm jump numbers nodes as buckets in the order "
-                    "they joined, so only the last one (%s) can be removed; "
-                    "removing another would move keys between all the "
-                    "nodes after it", st->zName, zNode,
-                    zLast ? zLast : "?");
-  }
-  sqlite3_reset(st->aStmt[STMT_LAST_NODE]);
-  return rc==SQLITE_ROW ? SQLITE_OK : rc;
 }
 
 int store_add(ring_store *st, const char *zNode, int nNode, double weight,
@@ -868,8 +862,7 @@ int store_remove(ring_store *st, int64_t id){
   if( rc==SQLITE_DONE ) return SQLITE_OK;      /* already gone */
   if( rc!=SQLITE_ROW ) return rc;
   sqlite3_stmt *pStmt = NULL;
-  rc = check_remove(st, id, zNode);
-  if( rc==SQLITE_OK ) rc = store_stmt(st, STMT_DELETE_NODE, &pStmt);
+  rc = store_stmt(st, STMT_DELETE_NODE, &pStmt);
   if( rc==SQLITE_OK ){
     sqlite3_bind_int64(pStmt, 1, id);
     rc = store_step(st, pStmt);
@@ -917,9 +910,41 @@ int store_change(ring_store *st, int64_t id, const char *zNode, int nNode,
   return rc;
 }
 
+/*
+** Jump's buckets are numbered in join order, so a version can only lose
+** its last nodes. Checked when the transaction commits, not at each
+** removal, so that one transaction (or one DELETE, which removes in id
+** order) can remove several of the last nodes, or all.
+*/
+static int check_jump_order(ring_store *st){
+  if( st->info.config.algorithm!=RING_ALGO_JUMP ) return SQLITE_OK;
+  store_counters c;
+  sqlite3_stmt *pStmt = NULL;
+  int rc = read_counters(st, &c);
+  if( rc==SQLITE_OK ) rc = store_stmt(st, STMT_JUMP_ORDER, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_bind_int64(pStmt, 1, c.epoch);
+  rc = store_step(st, pStmt);
+  if( rc==SQLITE_ROW ){
+    const char *zNode = (const char *)sqlite3_column_text(pStmt, 0);
+    const char *zLast = (const char *)sqlite3_column_text(pStmt, 1);
+    rc = store_fail(st, SQLITE_ERROR, "%s: cannot remove node %s: "
+                    "algorithm jump numbers nodes as buckets in the order "
+                    "they joined, so only the last one (%s) can be removed; "
+                    "removing another would move keys between all the "
+                    "nodes after it (remove those too, in the same "
+                    "transaction, or none)", st->zName, zNode ? zNode : "?",
+                    zLast ? zLast : "?");
+    sqlite3_reset(pStmt);
+  }
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
 int store_commit_epoch(ring_store *st){
   sqlite3_stmt *pStmt = NULL;
-  int rc = store_stmt(st, STMT_COMMIT_EPOCH, &pStmt);
+  int rc = check_jump_order(st);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = store_stmt(st, STMT_COMMIT_EPOCH, &pStmt);
   if( rc!=SQLITE_OK ) return rc;
   rc = store_step(st, pStmt);
   return rc==SQLITE_DONE ? SQLITE_OK : rc;
