@@ -661,13 +661,17 @@ typedef struct spec_arg {
   int64_t i;               /* INTEGER: the version */
 } spec_arg;
 
-static int entry_matches(const stmt_entry *e, const spec_arg *a){
-  if( e->eType!=a->eType ) return 0;
-  if( a->eType==SQLITE_INTEGER ) return e->iSpec==a->i;
-  if( a->eType==SQLITE_TEXT ){
-    return e->nSpec==a->n && memcmp(e->zSpec, a->z, a->n)==0;
-  }
+/* Is a the spec of type eType, text z of n bytes or integer i? */
+static int spec_arg_is(const spec_arg *a, int eType, const char *z, int n,
+                       int64_t i){
+  if( eType!=a->eType ) return 0;
+  if( eType==SQLITE_INTEGER ) return i==a->i;
+  if( eType==SQLITE_TEXT ) return n==a->n && memcmp(z, a->z, n)==0;
   return 1;
+}
+
+static int entry_matches(const stmt_entry *e, const spec_arg *a){
+  return spec_arg_is(a, e->eType, e->zSpec, e->nSpec, e->iSpec);
 }
 
 /* Resolve a spec of the given type to a new ring reference. A spec that
@@ -740,12 +744,7 @@ static int token_equal(const conn_token *a, const conn_token *b){
 }
 
 static int fast_matches(const fast_entry *e, const spec_arg *a){
-  if( e->eType!=a->eType ) return 0;
-  if( a->eType==SQLITE_INTEGER ) return e->iSpec==a->i;
-  if( a->eType==SQLITE_TEXT ){
-    return e->nSpec==a->n && memcmp(e->zSpec, a->z, a->n)==0;
-  }
-  return 1;
+  return spec_arg_is(a, e->eType, e->zSpec, e->nSpec, e->iSpec);
 }
 
 /*
