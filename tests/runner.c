@@ -7,6 +7,9 @@
 **                point sqlite3_chash_init (default ./chash.so)
 **   --ht N       the hash-threshold each file starts with (default 0)
 **   --oom        test every statement and query record as "oom" does
+**                (but ATTACH, DETACH, and records run while a schema is
+**                attached: the copy restored after a failure holds main
+**                and temp only)
 **
 ** Each FILE.test runs in-process against libsqlite3, on a fresh, empty
 ** database file in a private temporary directory. The file (and its -wal,
@@ -1278,6 +1281,15 @@ static int runRecord(Script *p, Line *a, int n){
   }
 
   if( strcmp(az[0], "statement")==0 ){
+    /* --oom leaves alone ATTACH, DETACH and whatever runs while a schema
+    ** is attached: the copy a failing run is checked against and restored
+    ** from holds main and temp only. */
+    if( bOomAll && n>1 && (sqlite3_strnicmp(a[1].z, "ATTACH", 6)==0
+                           || sqlite3_strnicmp(a[1].z, "DETACH", 6)==0
+                           || (currentDb(p)
+                               && sqlite3_db_name(currentDb(p), 2)!=NULL)) ){
+      bOom = 0;
+    }
     return doStatement(p, a, n, az, nTok, bSkip, bOom);
   }
   if( strcmp(az[0], "query")==0 ){
