@@ -135,10 +135,6 @@ typedef struct chash_conn chash_conn;
 chash_conn *conn_new(sqlite3 *db);
 void conn_free(void *pConn);
 
-/* Tell the connection's caches that a chash table was created, dropped,
-** renamed or written: specs resolved before are looked up again. */
-void conn_changed(chash_conn *conn);
-
 /*
 ** The ring named by the spec pSpec (NULL: the argument is omitted, so the
 ** default ring). Resolved once per statement; the ring stays valid until

@@ -25,12 +25,12 @@
 ** SELECT ch_locate(?, 'shards'). So the connection also remembers the last
 ** FAST_CACHE_SIZE specs it resolved to rings in main or temp, with the
 ** table's stamp and a token of what could make the spec name another table
-** (temp's data version, the number of schemas, the connection's change
-** count and chash's own count of changes through its tables). Outside a
-** transaction (inside one, uncommitted schema changes show in no data
-** version), while the token holds, one query that reads the table's stamp
-** tells whether the ring is still the one read. Attached schemas are left
-** out: one can be detached and another attached under its name.
+** (the connection's change count, which creating a chash table raises too,
+** and the number of schemas). While the token holds, one query tells
+** whether the ring is still the one read: it reads the table's stamp and,
+** for a ring in main, checks that no table of its name in temp hides it.
+** Attached schemas are left out: one can be detached and another attached
+** under its name.
 */
 #include <ctype.h>
 #include <stdio.h>
@@ -53,14 +53,11 @@ typedef struct conn_entry {
 } conn_entry;
 
 /* What could change which table a spec names, or the table without
-** changing its stamp (see the top): a new chash table (gen), an edit of
-** the shadow tables (nChange), a table in temp (dvTemp), an attached
-** schema with a ring (nDb, for the default ring). */
+** changing its stamp (see the top): a chash table created (its shadow
+** tables' rows count as changes) or an edit of the shadow tables (nChange),
+** an attached schema with a ring (nDb, for the default ring). */
 typedef struct conn_token {
-  uint64_t gen;            /* chash_conn.gen */
   sqlite3_int64 nChange;   /* sqlite3_total_changes64() */
-  unsigned dvTemp;         /* temp's data version */
-  int bTemp;               /* temp exists */
   int nDb;                 /* schemas attached */
 } conn_token;
 
@@ -84,12 +81,7 @@ struct chash_conn {
   conn_entry aEntry[CONN_CACHE_SIZE];
   fast_entry aFast[FAST_CACHE_SIZE];
   uint64_t clock;
-  uint64_t gen;            /* changes made through chash tables */
 };
-
-void conn_changed(chash_conn *conn){
-  conn->gen++;
-}
 
 chash_conn *conn_new(sqlite3 *db){
   chash_conn *conn = sqlite3_malloc64(sizeof(*conn));
@@ -729,18 +721,14 @@ static int spec_arg_read(sqlite3_value *pSpec, const char *zFunc,
 /* ------------------------------------------------ resolved specs */
 
 /* The token as of now. */
-static void token_read(sqlite3 *db, uint64_t gen, conn_token *t){
+static void token_read(sqlite3 *db, conn_token *t){
   memset(t, 0, sizeof(*t));
-  t->gen = gen;
   t->nChange = sqlite3_total_changes64(db);
   while( sqlite3_db_name(db, t->nDb) ) t->nDb++;
-  t->bTemp = sqlite3_file_control(db, "temp", SQLITE_FCNTL_DATA_VERSION,
-                                  &t->dvTemp)==SQLITE_OK;
 }
 
 static int token_equal(const conn_token *a, const conn_token *b){
-  return a->gen==b->gen && a->nChange==b->nChange && a->dvTemp==b->dvTemp
-      && a->bTemp==b->bTemp && a->nDb==b->nDb;
+  return a->nChange==b->nChange && a->nDb==b->nDb;
 }
 
 static int fast_matches(const fast_entry *e, const spec_arg *a){
@@ -748,20 +736,28 @@ static int fast_matches(const fast_entry *e, const spec_arg *a){
 }
 
 /*
-** Is the stamp of table pWhere still pWhere->stamp? Every change to a ring
-** replaces its stamp, and a new table gets a new one, so then the table
-** holds the ring that was read. The query also begins a read transaction,
-** if the statement has none on that schema, so that it sees other
-** connections' latest commit.
+** Is the stamp of table pWhere still pWhere->stamp, and does no table of
+** temp (if temp exists) hide it? Every change to a ring replaces
+** its stamp, rolled back with the change, and a new table gets a new one,
+** so then the table holds the ring that was read. The query also begins a
+** read transaction, if the statement has none on that schema, so that it
+** sees other connections' latest commit.
 */
 static int stamp_holds(sqlite3 *db, const spec_table *pWhere){
+  int bMain = strcmp(pWhere->zSchema, "main")==0;
+  int bTemp = sqlite3_db_filename(db, "temp")!=NULL;
   char *zSql = sqlite3_mprintf("SELECT value FROM \"%w\".\"%w_config\""
-                               " WHERE key='stamp'", pWhere->zSchema,
-                               pWhere->zName);
+                               " WHERE key='stamp'%s", pWhere->zSchema,
+                               pWhere->zName, bMain && bTemp
+                               ? " AND NOT EXISTS (SELECT 1 FROM"
+                                 " temp.sqlite_schema WHERE type='table'"
+                                 " AND name=?1 COLLATE NOCASE)" : "");
   if( zSql==NULL ) return 0;
   sqlite3_stmt *pStmt = NULL;
   int bHolds = sqlite3_prepare_v3(db, zSql, -1, SQLITE_PREPARE_NO_VTAB,
                                   &pStmt, NULL)==SQLITE_OK
+            && sqlite3_bind_text(pStmt, 1, pWhere->zName, -1,
+                                 SQLITE_STATIC)!=SQLITE_NOMEM
             && sqlite3_step(pStmt)==SQLITE_ROW
             && sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER
             && sqlite3_column_int64(pStmt, 0)==pWhere->stamp;
@@ -778,7 +774,6 @@ static int stamp_holds(sqlite3 *db, const spec_table *pWhere){
 static int fast_get(chash_conn *conn, const spec_arg *a, ring **ppRing,
                     spec_table *pWhere){
   sqlite3 *db = conn->db;
-  if( !sqlite3_get_autocommit(db) ) return 0;
   fast_entry *e = NULL;
   for(int i=0; i<FAST_CACHE_SIZE && e==NULL; i++){
     if( conn->aFast[i].eType && fast_matches(&conn->aFast[i], a) ){
@@ -787,7 +782,7 @@ static int fast_get(chash_conn *conn, const spec_arg *a, ring **ppRing,
   }
   if( e==NULL ) return 0;
   conn_token now;
-  token_read(db, conn->gen, &now);
+  token_read(db, &now);
   if( !token_equal(&now, &e->token) || !stamp_holds(db, &e->where) ) return 0;
   if( pWhere && where_set(pWhere, e->where.zSchema, e->where.zName,
                           e->where.stamp)!=SQLITE_OK ){
@@ -805,12 +800,12 @@ static int fast_get(chash_conn *conn, const spec_arg *a, ring **ppRing,
 static void fast_put(chash_conn *conn, const spec_arg *a, ring *r,
                      const spec_table *pWhere){
   sqlite3 *db = conn->db;
-  if( pWhere->zSchema==NULL || !sqlite3_get_autocommit(db) ) return;
+  if( pWhere->zSchema==NULL ) return;
   if( strcmp(pWhere->zSchema, "main")!=0 && strcmp(pWhere->zSchema, "temp")!=0 ){
     return;
   }
   conn_token token;
-  token_read(db, conn->gen, &token);
+  token_read(db, &token);
   /* The default ring is the only ring of all schemas, attached ones too. */
   if( a->eType!=SQLITE_TEXT && token.nDb>2 ) return;
   fast_entry *pSlot = &conn->aFast[0];

@@ -130,7 +130,6 @@ static int chash_init(sqlite3 *db, void *pAux, int argc,
   int rc = SQLITE_OK;
   *ppVtab = NULL;
   if( bCreate ){
-    conn_changed(pAux);
     ring_config cfg;
     rc = parse_create_options(argc, argv, &cfg, pzErr);
     if( rc==SQLITE_OK ) rc = store_create(db, zSchema, zName, &cfg, pzErr);
@@ -203,7 +202,6 @@ static int chash_disconnect(sqlite3_vtab *pVtab){
 
 static int chash_destroy(sqlite3_vtab *pVtab){
   chash_vtab *p = (chash_vtab *)pVtab;
-  conn_changed(p->conn);
   if( p->store ) store_reset_statements(p->store);
   int rc = store_drop(p->db, p->zSchema, p->zName);
   if( rc==SQLITE_OK ) vtab_free(p);
@@ -488,7 +486,6 @@ static int update_row(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
 ** the message ran out of memory, the error is that. */
 static int chash_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                         sqlite3_int64 *pRowid){
-  conn_changed(((chash_vtab *)pVtab)->conn);
   return vtab_result((chash_vtab *)pVtab,
                      update_row(pVtab, argc, argv, pRowid));
 }
@@ -502,7 +499,6 @@ static int chash_begin(sqlite3_vtab *pVtab){
 ** xSync because errors from xCommit are ignored. */
 static int chash_sync(sqlite3_vtab *pVtab){
   chash_vtab *p = (chash_vtab *)pVtab;
-  conn_changed(p->conn);
   int rc = store_ok(p);
   if( rc!=SQLITE_OK ) return rc;
   rc = store_commit_epoch(p->store);
@@ -511,7 +507,6 @@ static int chash_sync(sqlite3_vtab *pVtab){
 
 static int chash_rename(sqlite3_vtab *pVtab, const char *zNew){
   chash_vtab *p = (chash_vtab *)pVtab;
-  conn_changed(p->conn);
   if( store_ok(p)!=SQLITE_OK ) return SQLITE_CORRUPT_VTAB;
   char *zName = sqlite3_mprintf("%s", zNew);
   if( zName==NULL ) return SQLITE_NOMEM;
