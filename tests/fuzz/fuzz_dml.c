@@ -5,8 +5,9 @@
 ** REPLACE, begin, commit, rollback, savepoint, rollback to, locate, moved,
 ** read the table. Node names come from a small alphabet (so operations
 ** collide) or, rarely, from the input itself. After every operation the
-** ring must agree with itself: shares sum to 1 and ch_epoch() is the
-** highest version in the history (checked after each statement outside a
+** ring must agree with itself: shares sum to 1, ch_epoch() is the
+** highest version in the history and keys land on the nodes the table
+** shows (checked after each statement outside a
 ** transaction, after each rollback and at the end).
 **
 ** Every statement is prepared once per input, when first needed, and run
@@ -37,12 +38,18 @@ static const char *const azOp[16] = {
   "RELEASE s",
 };
 
-/* The ring's invariants, as three queries prepared with the others. */
-enum { CHECK_SHARES = 16, CHECK_EPOCH, CHECK_HISTORY, N_STMT };
-static const char *const azCheck[3] = {
+/* The ring's invariants, as queries prepared with the others. The last
+** places keys by 'r' and by an inline ring of the nodes the table shows:
+** a ring remembered past a change (spec.c) would place some elsewhere. */
+enum { CHECK_SHARES = 16, CHECK_EPOCH, CHECK_HISTORY, CHECK_PLACED, N_STMT };
+static const char *const azCheck[4] = {
   "SELECT sum(share) FROM r",
   "SELECT ch_epoch('r')",
   "SELECT coalesce(max(epoch), 0) FROM r_history",
+  "WITH k(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM k WHERE i<8),"
+  " j(spec) AS (SELECT json_object('vnodes', 3, 'nodes',"
+  " json_group_object(node, weight)) FROM r)"
+  " SELECT count(*) FROM k, j WHERE ch_locate(i, 'r') IS NOT ch_locate(i, spec)",
 };
 
 /* The single number of a query, -2 if it is NULL, -1 if it fails. */
@@ -56,13 +63,16 @@ static double query_num(sqlite3_stmt *pStmt){
   return v;
 }
 
-/* Shares sum to 1 (or there are no nodes); the epoch is the history's. */
+/* Shares sum to 1 (or there are no nodes); the epoch is the history's;
+** keys land where the table's nodes say (or the ring is empty: an error). */
 static void check(sqlite3_stmt **apStmt){
   double s = query_num(apStmt[CHECK_SHARES]);
   if( s!=-2 && s!=-1 && fabs(s-1.0)>1e-9 ) abort();
   double e = query_num(apStmt[CHECK_EPOCH]);
   double h = query_num(apStmt[CHECK_HISTORY]);
   if( e>=0 && e!=h ) abort();
+  double nMisplaced = query_num(apStmt[CHECK_PLACED]);
+  if( nMisplaced>0 ) abort();
 }
 
 /* Prepare zSql, which must succeed: the statements are the harness's. */
@@ -79,7 +89,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size){
   sqlite3 *db = fuzz_open_image("CREATE VIRTUAL TABLE r USING chash(vnodes=3)",
                                  &nProgress);
   sqlite3_stmt *apStmt[N_STMT] = {0};
-  for(int i=16; i<N_STMT; i++) prepare(db, azCheck[i-16], &apStmt[i]);
+  for(int i=CHECK_SHARES; i<N_STMT; i++){
+    prepare(db, azCheck[i-CHECK_SHARES], &apStmt[i]);
+  }
   for(size_t i=0; i<size; i++){
     int op = data[i] & 0xf, arg = data[i] >> 4;
     char zName[8];
