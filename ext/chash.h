@@ -59,6 +59,16 @@ int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
 int store_current_version(sqlite3 *db, const char *zSchema,
                           const char *zName, int64_t *pVersion);
 
+/*
+** Is zSchema.zName's stamp still stamp, with no table of temp hiding it?
+** Every change to a ring replaces its stamp (rolled back with the change)
+** and a new table gets a new one, so then the table holds the same ring.
+** The query also begins a read transaction on the schema if the statement
+** has none, so that other connections' latest commit shows. 0 on any error.
+*/
+int store_stamp_holds(sqlite3 *db, const char *zSchema, const char *zName,
+                      int64_t stamp);
+
 /* A statement over the change log of zSchema.zName up to version
 ** iMaxEpoch, in the order of the changes: columns epoch, op, node, weight,
 ** old.

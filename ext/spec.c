@@ -736,37 +736,6 @@ static int fast_matches(const fast_entry *e, const spec_arg *a){
 }
 
 /*
-** Is the stamp of table pWhere still pWhere->stamp, and does no table of
-** temp (if temp exists) hide it? Every change to a ring replaces
-** its stamp, rolled back with the change, and a new table gets a new one,
-** so then the table holds the ring that was read. The query also begins a
-** read transaction, if the statement has none on that schema, so that it
-** sees other connections' latest commit.
-*/
-static int stamp_holds(sqlite3 *db, const spec_table *pWhere){
-  int bMain = strcmp(pWhere->zSchema, "main")==0;
-  int bTemp = sqlite3_db_filename(db, "temp")!=NULL;
-  char *zSql = sqlite3_mprintf("SELECT value FROM \"%w\".\"%w_config\""
-                               " WHERE key='stamp'%s", pWhere->zSchema,
-                               pWhere->zName, bMain && bTemp
-                               ? " AND NOT EXISTS (SELECT 1 FROM"
-                                 " temp.sqlite_schema WHERE type='table'"
-                                 " AND name=?1 COLLATE NOCASE)" : "");
-  if( zSql==NULL ) return 0;
-  sqlite3_stmt *pStmt = NULL;
-  int bHolds = sqlite3_prepare_v3(db, zSql, -1, SQLITE_PREPARE_NO_VTAB,
-                                  &pStmt, NULL)==SQLITE_OK
-            && sqlite3_bind_text(pStmt, 1, pWhere->zName, -1,
-                                 SQLITE_STATIC)!=SQLITE_NOMEM
-            && sqlite3_step(pStmt)==SQLITE_ROW
-            && sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER
-            && sqlite3_column_int64(pStmt, 0)==pWhere->stamp;
-  sqlite3_finalize(pStmt);
-  sqlite3_free(zSql);
-  return bHolds;
-}
-
-/*
 ** The ring spec a resolved to last time, as a new reference in *ppRing
 ** (and its table in *pWhere, if given), if nothing can have changed it
 ** since: 1. Otherwise 0, and the caller resolves it with queries.
@@ -783,7 +752,11 @@ static int fast_get(chash_conn *conn, const spec_arg *a, ring **ppRing,
   if( e==NULL ) return 0;
   conn_token now;
   token_read(db, &now);
-  if( !token_equal(&now, &e->token) || !stamp_holds(db, &e->where) ) return 0;
+  if( !token_equal(&now, &e->token)
+   || !store_stamp_holds(db, e->where.zSchema, e->where.zName,
+                         e->where.stamp) ){
+    return 0;
+  }
   if( pWhere && where_set(pWhere, e->where.zSchema, e->where.zName,
                           e->where.stamp)!=SQLITE_OK ){
     spec_table_free(pWhere);

@@ -252,6 +252,27 @@ int store_current_version(sqlite3 *db, const char *zSchema,
   return rc;
 }
 
+int store_stamp_holds(sqlite3 *db, const char *zSchema, const char *zName,
+                      int64_t stamp){
+  /* A table of temp hides one of the same name in main. */
+  int bHidable = strcmp(zSchema, "main")==0
+              && sqlite3_db_filename(db, "temp")!=NULL;
+  sqlite3_stmt *pStmt = NULL;
+  int bHolds = prepare_fmt(db, &pStmt, 0,
+                 "SELECT value FROM \"%w\".\"%w_config\" WHERE key='stamp'%s",
+                 zSchema, zName, bHidable
+                 ? " AND NOT EXISTS (SELECT 1 FROM temp.sqlite_schema"
+                   " WHERE type='table' AND name=?1 COLLATE NOCASE)" : "")
+                 ==SQLITE_OK
+            && sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC)
+                 !=SQLITE_NOMEM
+            && sqlite3_step(pStmt)==SQLITE_ROW
+            && sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER
+            && sqlite3_column_int64(pStmt, 0)==stamp;
+  sqlite3_finalize(pStmt);
+  return bHolds;
+}
+
 int store_history(sqlite3 *db, const char *zSchema, const char *zName,
                   int64_t iMaxEpoch, sqlite3_stmt **ppStmt){
   int rc = prepare_fmt(db, ppStmt, 0,
