@@ -39,11 +39,15 @@
 /* Limits, so that no statement can make chash allocate without bound. */
 #define RING_MAX_NAME     1024        /* bytes in a node name */
 #define RING_MAX_VNODES   100000      /* the vnodes option */
+#ifndef RING_MAX_POINTS     /* the fuzz targets build with smaller ones */
 #define RING_MAX_POINTS   16777216    /* points in one ring (2^24) */
+#endif
 #define RING_MAX_NODES    1048576     /* nodes in one ring (2^20) */
 #define RING_MAX_WEIGHT   1e9         /* a node's weight */
+#ifndef RING_MAX_TABLE
 #define RING_MAX_TABLE    16777213    /* maglev table size (largest prime
                                       ** below 2^24) */
+#endif
 #define RING_DEFAULT_TABLE 65537      /* maglev table size, as Envoy */
 
 typedef enum ring_algorithm {
