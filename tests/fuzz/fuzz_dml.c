@@ -10,9 +10,14 @@
 ** shows (checked after each statement outside a
 ** transaction, after each rollback and at the end).
 **
-** Every statement is prepared once per input, when first needed, and run
-** with bound values: parsing SQL would otherwise take most of the time of
-** an execution.
+** One connection serves every input, and every statement is prepared once,
+** when first needed, and run with bound values: opening a database and
+** parsing SQL took most of the time of an execution. Each input starts
+** from the empty ring of the setup: any transaction is rolled back and the
+** shadow tables get back the rows they had then, stamp included. The ring
+** caches of chash (spec.c) key rings by stamp, and every change draws a
+** new random stamp, so what they remember of earlier inputs is never
+** served again.
 */
 #include <math.h>
 
@@ -83,14 +88,29 @@ static void prepare(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt){
   }
 }
 
+/* Back to the ring of the setup: no transaction, no nodes, no history,
+** the configuration as it was (a copy kept in temp.setup_config). */
+static void reset_ring(sqlite3 *db){
+  if( !sqlite3_get_autocommit(db) ) fuzz_exec(db, "ROLLBACK");
+  if( sqlite3_exec(db, "DELETE FROM r_nodes; DELETE FROM r_history;"
+                   " DELETE FROM r_config;"
+                   " INSERT INTO r_config SELECT * FROM temp.setup_config",
+                   NULL, NULL, NULL)!=SQLITE_OK ){
+    fprintf(stderr, "fuzz: cannot reset the ring: %s\n", sqlite3_errmsg(db));
+    abort();
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size){
   if( size>512 ) return 0;
-  int nProgress;
-  sqlite3 *db = fuzz_open_image("CREATE VIRTUAL TABLE r USING chash(vnodes=3)",
-                                 &nProgress);
-  sqlite3_stmt *apStmt[N_STMT] = {0};
+  static int nProgress;
+  static sqlite3_stmt *apStmt[N_STMT];
+  sqlite3 *db = fuzz_shared_db(
+    "CREATE VIRTUAL TABLE r USING chash(vnodes=3);"
+    "CREATE TEMP TABLE setup_config AS SELECT * FROM r_config", &nProgress);
+  reset_ring(db);
   for(int i=CHECK_SHARES; i<N_STMT; i++){
-    prepare(db, azCheck[i-CHECK_SHARES], &apStmt[i]);
+    if( apStmt[i]==NULL ) prepare(db, azCheck[i-CHECK_SHARES], &apStmt[i]);
   }
   for(size_t i=0; i<size; i++){
     int op = data[i] & 0xf, arg = data[i] >> 4;
@@ -111,7 +131,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size){
     if( sqlite3_get_autocommit(db) || op==7 || op==9 ) check(apStmt);
   }
   check(apStmt);
-  for(int i=0; i<N_STMT; i++) sqlite3_finalize(apStmt[i]);
-  fuzz_close(db);
   return 0;
 }
