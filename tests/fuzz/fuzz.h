@@ -2,10 +2,12 @@
 ** tests/fuzz/fuzz.h: what the libFuzzer targets share.
 **
 ** Each target links the extension statically (the ext/ sources built with
-** -DSQLITE_CORE) against the system libsqlite3 and calls
-** sqlite3_chash_init() on a fresh in-memory database per input (a copy of
-** a database image made once, where rings must exist). A target
-** may see any error from SQL; what it must never see is a crash, a
+** -DSQLITE_CORE, and smaller points and maglev-table limits: see the
+** Makefile) against the system libsqlite3 and calls sqlite3_chash_init()
+** on an in-memory database: a fresh one per input (fuzz_open, or
+** fuzz_open_image for a copy of a database image made once, where rings
+** must exist), or one kept for the whole process (fuzz_shared_db). A
+** target may see any error from SQL; what it must never see is a crash, a
 ** sanitizer report, a leak, or a statement that runs away (a progress
 ** handler stops those).
 */
@@ -90,11 +92,11 @@ static inline sqlite3 *fuzz_open_image(const char *zSetup, int *pnProgress){
 }
 
 /*
-** One connection for the whole process, holding what zSetup creates, for
-** targets whose inputs only read (specs, keys): about ten times as many
-** executions per second as a fresh database per input. What an input
-** leaves behind is only chash's ring caches. *pnProgress is reset for
-** every input.
+** One connection for the whole process, holding what zSetup creates:
+** about ten times as many executions per second as a fresh database per
+** input. For targets whose inputs only read (specs, keys), what an input
+** leaves behind is only chash's ring caches; fuzz_dml puts its ring back
+** itself. *pnProgress is reset for every input.
 */
 static inline sqlite3 *fuzz_shared_db(const char *zSetup, int *pnProgress){
   static sqlite3 *db = NULL;
