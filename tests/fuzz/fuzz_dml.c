@@ -7,8 +7,8 @@
 ** collide) or, rarely, from the input itself. After every operation the
 ** ring must agree with itself: shares sum to 1, ch_epoch() is the
 ** highest version in the history and keys land on the nodes the table
-** shows (checked after each statement outside a
-** transaction, after each rollback and at the end).
+** shows (checked after each statement outside a transaction that wrote
+** something, after each rollback and at the end).
 **
 ** One connection serves every input, and every statement is prepared once,
 ** when first needed, and run with bound values: opening a database and
@@ -126,6 +126,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size){
     sqlite3_bind_text(pStmt, 3, (const char *)data+i+1, (int)nNode,
                       SQLITE_STATIC);
     fuzz_drain(pStmt);
+    sqlite3_clear_bindings(pStmt);   /* zName and data do not outlive this */
     /* The invariants hold between statements; checking them at the ends of
     ** transactions and of the input finds the same faults three times as
     ** fast as after every statement. A statement that wrote nothing (a
