@@ -22,6 +22,11 @@ static const char *const azValue[] = {
   "'reweight'", "'a'", "'ring'", "'modn'", "'xxh64'", "100001", "0.5",
   "'9999999999999999999999'", "(SELECT max(rowid) FROM r_nodes)", "1e-300",
   "'a#1'", "char(0)", "'b'", "3", "'format'", "'epoch'", "'vnodes'",
+  /* Other algorithms and hashes, so that damage can turn the ring into a
+  ** jump or maglev ring with a history it never had, and the other keys. */
+  "'jump'", "'maglev'", "'ketama'", "'rendezvous'", "'md5'", "'crc32'",
+  "'fnv1a_64'", "65537", "7", "'algorithm'", "'hash'", "'seed'", "'table'",
+  "'stamp'", "'points'", "'nextid'", "'created'",
 };
 
 /* Run the functions and the table on the damaged ring. */
