@@ -92,23 +92,24 @@ static inline sqlite3 *fuzz_open_image(const char *zSetup, int *pnProgress){
 }
 
 /*
-** One connection for the whole process, holding what zSetup creates:
-** about ten times as many executions per second as a fresh database per
-** input. For targets whose inputs only read (specs, keys), what an input
-** leaves behind is only chash's ring caches; fuzz_dml puts its ring back
-** itself. *pnProgress is reset for every input.
+** A connection kept for the whole process in *pDb (a static of the
+** caller), holding what zSetup creates: about ten times as many executions
+** per second as a fresh database per input. For targets whose inputs only
+** read (specs, keys), what an input leaves behind is only chash's ring
+** caches; fuzz_dml puts its rings back itself. *pnProgress is reset for
+** every input.
 */
-static inline sqlite3 *fuzz_shared_db(const char *zSetup, int *pnProgress){
-  static sqlite3 *db = NULL;
-  if( db==NULL ){
-    db = fuzz_open(pnProgress);
-    if( sqlite3_exec(db, zSetup, NULL, NULL, NULL)!=SQLITE_OK ){
-      fprintf(stderr, "fuzz: setup failed: %s\n", sqlite3_errmsg(db));
+static inline sqlite3 *fuzz_shared_db(sqlite3 **pDb, const char *zSetup,
+                                      int *pnProgress){
+  if( *pDb==NULL ){
+    *pDb = fuzz_open(pnProgress);
+    if( sqlite3_exec(*pDb, zSetup, NULL, NULL, NULL)!=SQLITE_OK ){
+      fprintf(stderr, "fuzz: setup failed: %s\n", sqlite3_errmsg(*pDb));
       abort();
     }
   }
   *pnProgress = 0;
-  return db;
+  return *pDb;
 }
 
 /* Run zSql; errors are expected and ignored. */

@@ -1,6 +1,8 @@
 /*
 ** tests/fuzz/fuzz_dml.c: sequences of DML and queries on a ring, driven by
-** the input. Each input byte is an operation (its low 4 bits) and an
+** the input. The first byte picks the ring: a virtual-node ring, or a jump
+** ring, whose removals are checked when the transaction commits. Each
+** later byte is an operation (its low 4 bits) and an
 ** argument (its high 4 bits): add, remove, reweight, rename, INSERT OR
 ** REPLACE, begin, commit, rollback, savepoint, rollback to, locate, moved,
 ** read the table. Node names come from a small alphabet (so operations
@@ -10,10 +12,11 @@
 ** shows (checked after each statement outside a transaction that wrote
 ** something, after each rollback and at the end).
 **
-** One connection serves every input, and every statement is prepared once,
-** when first needed, and run with bound values: opening a database and
-** parsing SQL took most of the time of an execution. Each input starts
-** from the empty ring of the setup: any transaction is rolled back and the
+** One connection per ring serves every input, and every statement is
+** prepared once, when first needed, and run with bound values: opening a
+** database and parsing SQL took most of the time of an execution. Each
+** input starts from the empty ring of the setup: any transaction is
+** rolled back and the
 ** shadow tables get back the rows they had then, stamp included. The ring
 ** caches of chash (spec.c) key rings by stamp, and every change draws a
 ** new random stamp, so what they remember of earlier inputs is never
@@ -44,17 +47,35 @@ static const char *const azOp[16] = {
 };
 
 /* The ring's invariants, as queries prepared with the others. The last
-** places keys by 'r' and by an inline ring of the nodes the table shows:
-** a ring remembered past a change (spec.c) would place some elsewhere. */
+** places keys by 'r' and by an inline ring of the nodes the table shows
+** (%s: the ring's JSON spec): a ring remembered past a change (spec.c)
+** would place some elsewhere. */
 enum { CHECK_SHARES = 16, CHECK_EPOCH, CHECK_HISTORY, CHECK_PLACED, N_STMT };
 static const char *const azCheck[4] = {
   "SELECT sum(share) FROM r",
   "SELECT ch_epoch('r')",
   "SELECT coalesce(max(epoch), 0) FROM r_history",
   "WITH k(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM k WHERE i<8),"
-  " j(spec) AS (SELECT json_object('vnodes', 3, 'nodes',"
-  " json_group_object(node, weight)) FROM r)"
+  " j(spec) AS (SELECT %s)"
   " SELECT count(*) FROM k, j WHERE ch_locate(i, 'r') IS NOT ch_locate(i, spec)",
+};
+
+/* The rings, each in a connection of its own (so that it is the default
+** ring there), with the inline ring of its nodes; jump takes its nodes in
+** the order they joined. */
+typedef struct dml_ring {
+  const char *zCreate;
+  const char *zJson;
+  sqlite3 *db;
+  sqlite3_stmt *apStmt[N_STMT];
+} dml_ring;
+static dml_ring aRing[2] = {
+  { .zCreate = "CREATE VIRTUAL TABLE r USING chash(vnodes=3)",
+    .zJson = "json_object('vnodes', 3, 'nodes',"
+             " json_group_object(node, weight)) FROM r" },
+  { .zCreate = "CREATE VIRTUAL TABLE r USING chash(algorithm=jump)",
+    .zJson = "json_object('algorithm', 'jump', 'nodes', json_group_array(node))"
+             " FROM (SELECT node FROM r ORDER BY rowid)" },
 };
 
 /* The single number of a query, -2 if it is NULL, -1 if it fails. */
@@ -101,19 +122,35 @@ static void reset_ring(sqlite3 *db){
   }
 }
 
+/* The connection of ring p, made and given its check queries at first use. */
+static sqlite3 *ring_db(dml_ring *p, int *pnProgress){
+  if( p->db==NULL ){
+    char *zSetup = sqlite3_mprintf("%s; CREATE TEMP TABLE setup_config AS"
+                                   " SELECT * FROM r_config", p->zCreate);
+    char *zPlaced = sqlite3_mprintf(azCheck[CHECK_PLACED-CHECK_SHARES],
+                                    p->zJson);
+    if( zSetup==NULL || zPlaced==NULL ) abort();
+    fuzz_shared_db(&p->db, zSetup, pnProgress);
+    for(int i=CHECK_SHARES; i<CHECK_PLACED; i++){
+      prepare(p->db, azCheck[i-CHECK_SHARES], &p->apStmt[i]);
+    }
+    prepare(p->db, zPlaced, &p->apStmt[CHECK_PLACED]);
+    sqlite3_free(zSetup);
+    sqlite3_free(zPlaced);
+  }
+  *pnProgress = 0;
+  return p->db;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size){
-  if( size>512 ) return 0;
+  if( size<1 || size>512 ) return 0;
   static int nProgress;
-  static sqlite3_stmt *apStmt[N_STMT];
-  sqlite3 *db = fuzz_shared_db(
-    "CREATE VIRTUAL TABLE r USING chash(vnodes=3);"
-    "CREATE TEMP TABLE setup_config AS SELECT * FROM r_config", &nProgress);
+  dml_ring *pRing = &aRing[data[0] & 1];
+  sqlite3 *db = ring_db(pRing, &nProgress);
+  sqlite3_stmt **apStmt = pRing->apStmt;
   reset_ring(db);
   sqlite3_int64 nChecked = -1;    /* total changes at the last check */
-  for(int i=CHECK_SHARES; i<N_STMT; i++){
-    if( apStmt[i]==NULL ) prepare(db, azCheck[i-CHECK_SHARES], &apStmt[i]);
-  }
-  for(size_t i=0; i<size; i++){
+  for(size_t i=1; i<size; i++){
     int op = data[i] & 0xf, arg = data[i] >> 4;
     char zName[8];
     snprintf(zName, sizeof(zName), "n%d", arg % 6);

@@ -12,7 +12,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size){
     "r", "m", "r@1", "{\"nodes\":{\"p\":1,\"q\":0.001},\"vnodes\":3}",
   };
   static int nProgress;
-  sqlite3 *db = fuzz_shared_db(
+  static sqlite3 *pShared;
+  sqlite3 *db = fuzz_shared_db(&pShared,
     "CREATE VIRTUAL TABLE r USING chash(vnodes=16, seed=99);"
     "CREATE VIRTUAL TABLE m USING chash(algorithm=modn, hash=xxh64);"
     "INSERT INTO r(node) VALUES ('a'), ('b'), ('c');"

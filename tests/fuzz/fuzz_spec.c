@@ -9,7 +9,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size){
   if( size>8192 ) return 0;
   static int nProgress;
-  sqlite3 *db = fuzz_shared_db(
+  static sqlite3 *pShared;
+  sqlite3 *db = fuzz_shared_db(&pShared,
     "CREATE VIRTUAL TABLE r USING chash(vnodes=4);"
     "CREATE VIRTUAL TABLE m USING chash(algorithm=modn);"
     "INSERT INTO r(node) VALUES ('a'), ('b');"
