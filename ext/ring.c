@@ -346,6 +346,15 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
       break;
   }
   ring_free(aSorted);
+  /* ketama counts in groups of 4 with twemproxy's float steps: with a
+  ** small vnodes, every node's count can round down to 0. */
+  if( rc==RING_OK && ring_has_points(r) && n>0 && r->n_points==0 ){
+    snprintf(zErr, nErr, "algorithm ketama gives none of the %u nodes a "
+             "point: vnodes %d rounds each node's count down to 0; use a "
+             "larger vnodes (twemproxy and libmemcached use 160)", n,
+             cfg->vnodes);
+    rc = RING_INVALID;
+  }
   if( rc==RING_OK && ring_has_points(r) ) rc = ring_index_build(r);
   if( rc==RING_OK ) rc = compute_shares(r);
   if( rc!=RING_OK ){

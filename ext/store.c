@@ -322,12 +322,12 @@ static void node_list_free(node_list *p){
   sqlite3_free(p->zNames);
 }
 
-int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
-                    const ring_config *cfg, int64_t iVersion,
-                    const ring *pBase, ring **ppRing, char **pzErr){
+/* The nodes of version iVersion (the current ones if it is negative), in
+** id order, into *pList (freed by the caller whatever the result). */
+static int load_node_list(sqlite3 *db, const char *zSchema, const char *zName,
+                          int64_t iVersion, node_list *pList, char **pzErr){
   sqlite3_stmt *pStmt = NULL;
   int rc;
-  *ppRing = NULL;
   if( iVersion<0 ){
     rc = prepare_fmt(db, &pStmt, 0,
         "SELECT node, weight, 'add' FROM \"%w\".\"%w_nodes\" ORDER BY id",
@@ -348,8 +348,6 @@ int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
     }
     return rc;
   }
-  node_list list;
-  memset(&list, 0, sizeof(list));
   while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
     const char *zOp = (const char *)sqlite3_column_text(pStmt, 2);
     if( zOp && strcmp(zOp, "remove")==0 ) continue;
@@ -373,27 +371,42 @@ int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
       rc = SQLITE_CORRUPT_VTAB;
       break;
     }
-    rc = node_list_add(&list, zNode, nNode, sqlite3_column_double(pStmt, 1));
+    rc = node_list_add(pList, zNode, nNode, sqlite3_column_double(pStmt, 1));
     if( rc!=SQLITE_OK ) break;
   }
   sqlite3_finalize(pStmt);
-  if( rc==SQLITE_DONE ){
-    for(uint32_t i=0; i<list.n; i++){
-      list.aInput[i].name = list.zNames + (uintptr_t)list.aInput[i].name;
+  if( rc!=SQLITE_DONE ){
+    if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && rc!=SQLITE_CORRUPT_VTAB ){
+      *pzErr = sqlite3_mprintf("ring %s.%s: %s", zSchema, zName,
+                               sqlite3_errmsg(db));
     }
+    return rc;
+  }
+  for(uint32_t i=0; i<pList->n; i++){
+    pList->aInput[i].name = pList->zNames + (uintptr_t)pList->aInput[i].name;
+  }
+  return SQLITE_OK;
+}
+
+int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
+                    const ring_config *cfg, int64_t iVersion,
+                    const ring *pBase, ring **ppRing, char **pzErr){
+  node_list list;
+  memset(&list, 0, sizeof(list));
+  *ppRing = NULL;
+  int rc = load_node_list(db, zSchema, zName, iVersion, &list, pzErr);
+  if( rc==SQLITE_OK ){
+    /* The writes check every node, so a stored ring that does not build
+    ** was damaged. */
     char zMsg[200];
     int rcRing = ring_build_from(pBase, cfg, list.aInput, list.n, ppRing,
                                  zMsg, sizeof(zMsg));
-    if( rcRing==RING_OK ){
-      rc = SQLITE_OK;
-    }else if( rcRing==RING_NOMEM ){
+    if( rcRing==RING_NOMEM ){
       rc = SQLITE_NOMEM;
-    }else{
+    }else if( rcRing!=RING_OK ){
       *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s", zSchema, zName, zMsg);
       rc = SQLITE_CORRUPT_VTAB;
     }
-  }else if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && rc!=SQLITE_CORRUPT_VTAB ){
-    *pzErr = sqlite3_mprintf("ring %s.%s: %s", zSchema, zName, sqlite3_errmsg(db));
   }
   node_list_free(&list);
   return rc;
@@ -961,9 +974,42 @@ static int check_jump_order(ring_store *st){
   return rc==SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+/*
+** ketama counts a node's points in groups of 4 with twemproxy's float
+** steps, so with vnodes 4 (the only count under 8 it takes) every node's
+** count can round down to 0: 41 nodes of equal weight give a ring without
+** a point, which could place nothing. Checked when the transaction
+** commits, by building the ring (one MD5 digest per node at most).
+*/
+static int check_ketama_points(ring_store *st){
+  const ring_config *cfg = &st->info.config;
+  if( cfg->algorithm!=RING_ALGO_KETAMA || cfg->vnodes>=8 ) return SQLITE_OK;
+  node_list list;
+  memset(&list, 0, sizeof(list));
+  char *zErr = NULL;
+  int rc = load_node_list(st->db, st->zSchema, st->zName, -1, &list, &zErr);
+  if( rc==SQLITE_OK ){
+    ring *r = NULL;
+    char zMsg[200];
+    int rcRing = ring_build(cfg, list.aInput, list.n, &r, zMsg, sizeof(zMsg));
+    ring_release(r);
+    if( rcRing==RING_NOMEM ){
+      rc = SQLITE_NOMEM;
+    }else if( rcRing!=RING_OK ){
+      rc = store_fail(st, SQLITE_ERROR, "%s: %s", st->zName, zMsg);
+    }
+  }else if( rc!=SQLITE_NOMEM ){
+    rc = store_fail(st, rc, "%s", zErr ? zErr : sqlite3_errmsg(st->db));
+  }
+  sqlite3_free(zErr);
+  node_list_free(&list);
+  return rc;
+}
+
 int store_commit_epoch(ring_store *st){
   sqlite3_stmt *pStmt = NULL;
   int rc = check_jump_order(st);
+  if( rc==SQLITE_OK ) rc = check_ketama_points(st);
   if( rc!=SQLITE_OK ) return rc;
   rc = store_stmt(st, STMT_COMMIT_EPOCH, &pStmt);
   if( rc!=SQLITE_OK ) return rc;
