@@ -28,6 +28,9 @@
 ** steps are the point: they decide when a group of 4 is lost. */
 static uint32_t ketama_points(double w, double W, uint32_t n, int vnodes){
   float pct = (float)w / (float)W;
+  /* Weights below float's range (1e-300) make that 0/0 when all nodes have
+  ** them; twemproxy's integer weights never do. Then the share in double. */
+  if( isnan(pct) ) pct = (float)(w / W);
   float t = pct * (float)vnodes;
   t = t / 4.0f;
   t = t * (float)n;

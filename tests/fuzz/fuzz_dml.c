@@ -16,11 +16,11 @@
 ** prepared once, when first needed, and run with bound values: opening a
 ** database and parsing SQL took most of the time of an execution. Each
 ** input starts from the empty ring of the setup: any transaction is
-** rolled back and the
-** shadow tables get back the rows they had then, stamp included. The ring
-** caches of chash (spec.c) key rings by stamp, and every change draws a
-** new random stamp, so what they remember of earlier inputs is never
-** served again.
+** rolled back and the shadow tables get back the rows they had then,
+** stamp included, with a new 'created'. The ring caches of chash
+** (spec.c) key current rings by stamp, which every change draws at
+** random, and committed versions by 'created', so what they remember of
+** earlier inputs is never served again.
 */
 #include <math.h>
 
@@ -50,7 +50,8 @@ static const char *const azOp[16] = {
 ** places keys by 'r' and by an inline ring of the nodes the table shows
 ** (%s: the ring's JSON spec): a ring remembered past a change (spec.c)
 ** would place some elsewhere. */
-enum { CHECK_SHARES = 16, CHECK_EPOCH, CHECK_HISTORY, CHECK_PLACED, N_STMT };
+enum { CHECK_SHARES = 16, CHECK_EPOCH, CHECK_HISTORY, CHECK_PLACED,
+       CHECK_MONOTONE, N_STMT };
 static const char *const azCheck[4] = {
   "SELECT sum(share) FROM r",
   "SELECT ch_epoch('r')",
@@ -61,21 +62,33 @@ static const char *const azCheck[4] = {
 };
 
 /* The rings, each in a connection of its own (so that it is the default
-** ring there), with the inline ring of its nodes; jump takes its nodes in
-** the order they joined. */
+** ring there), with the inline ring of its nodes (jump takes them in the
+** order they joined) and a count of keys that broke monotonicity from the
+** version before: jump may move a key only to a node that joined or from
+** one that left (the commit refuses any other removal), so none may move
+** between two nodes of both versions. */
 typedef struct dml_ring {
   const char *zCreate;
   const char *zJson;
+  const char *zMonotone;
   sqlite3 *db;
   sqlite3_stmt *apStmt[N_STMT];
 } dml_ring;
 static dml_ring aRing[2] = {
   { .zCreate = "CREATE VIRTUAL TABLE r USING chash(vnodes=3)",
     .zJson = "json_object('vnodes', 3, 'nodes',"
-             " json_group_object(node, weight)) FROM r" },
+             " json_group_object(node, weight)) FROM r",
+    .zMonotone = "SELECT 0" },
   { .zCreate = "CREATE VIRTUAL TABLE r USING chash(algorithm=jump)",
     .zJson = "json_object('algorithm', 'jump', 'nodes', json_group_array(node))"
-             " FROM (SELECT node FROM r ORDER BY rowid)" },
+             " FROM (SELECT node FROM r ORDER BY rowid)",
+    .zMonotone =
+      "WITH k(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM k WHERE i<16),"
+      " prev(node) AS (SELECT node FROM r_history WHERE op<>'remove' AND seq IN"
+      "  (SELECT max(seq) FROM r_history WHERE epoch<ch_epoch('r') GROUP BY id)),"
+      " v(a, b) AS (SELECT ch_locate(i, 'r@-1'), ch_locate(i, 'r') FROM k)"
+      " SELECT count(*) FROM v WHERE a<>b AND a IN (SELECT node FROM r)"
+      " AND b IN prev" },
 };
 
 /* The single number of a query, -2 if it is NULL, -1 if it fails. */
@@ -90,8 +103,9 @@ static double query_num(sqlite3_stmt *pStmt){
 }
 
 /* Shares sum to 1 (or there are no nodes); the epoch is the history's;
-** keys land where the table's nodes say (or the ring is empty: an error). */
-static void check(sqlite3_stmt **apStmt){
+** keys land where the table's nodes say (or the ring is empty: an error);
+** outside a transaction, no key broke monotonicity (jump). */
+static void check(sqlite3 *db, sqlite3_stmt **apStmt){
   double s = query_num(apStmt[CHECK_SHARES]);
   if( s!=-2 && s!=-1 && fabs(s-1.0)>1e-9 ) abort();
   double e = query_num(apStmt[CHECK_EPOCH]);
@@ -99,6 +113,9 @@ static void check(sqlite3_stmt **apStmt){
   if( e>=0 && e!=h ) abort();
   double nMisplaced = query_num(apStmt[CHECK_PLACED]);
   if( nMisplaced>0 ) abort();
+  if( sqlite3_get_autocommit(db) && query_num(apStmt[CHECK_MONOTONE])>0 ){
+    abort();
+  }
 }
 
 /* Prepare zSql, which must succeed: the statements are the harness's. */
@@ -110,12 +127,15 @@ static void prepare(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt){
 }
 
 /* Back to the ring of the setup: no transaction, no nodes, no history,
-** the configuration as it was (a copy kept in temp.setup_config). */
+** the configuration as it was (a copy kept in temp.setup_config), but a
+** new 'created', as a table created again would have: chash keys the
+** rings of committed versions by it, since those never change. */
 static void reset_ring(sqlite3 *db){
   if( !sqlite3_get_autocommit(db) ) fuzz_exec(db, "ROLLBACK");
   if( sqlite3_exec(db, "DELETE FROM r_nodes; DELETE FROM r_history;"
                    " DELETE FROM r_config;"
-                   " INSERT INTO r_config SELECT * FROM temp.setup_config",
+                   " INSERT INTO r_config SELECT * FROM temp.setup_config;"
+                   " UPDATE r_config SET value=random() WHERE key='created'",
                    NULL, NULL, NULL)!=SQLITE_OK ){
     fprintf(stderr, "fuzz: cannot reset the ring: %s\n", sqlite3_errmsg(db));
     abort();
@@ -135,6 +155,7 @@ static sqlite3 *ring_db(dml_ring *p, int *pnProgress){
       prepare(p->db, azCheck[i-CHECK_SHARES], &p->apStmt[i]);
     }
     prepare(p->db, zPlaced, &p->apStmt[CHECK_PLACED]);
+    prepare(p->db, p->zMonotone, &p->apStmt[CHECK_MONOTONE]);
     sqlite3_free(zSetup);
     sqlite3_free(zPlaced);
   }
@@ -170,10 +191,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size){
     ** query, a failed change) leaves them as the last check saw them. */
     sqlite3_int64 nChanges = sqlite3_total_changes64(db);
     if( (sqlite3_get_autocommit(db) && nChanges!=nChecked) || op==7 || op==9 ){
-      check(apStmt);
+      check(db, apStmt);
       nChecked = nChanges;
     }
   }
-  check(apStmt);
+  check(db, apStmt);
   return 0;
 }
