@@ -66,7 +66,8 @@ static const char *const azCheck[4] = {
 ** order they joined) and a count of keys that broke monotonicity from the
 ** version before: jump may move a key only to a node that joined or from
 ** one that left (the commit refuses any other removal), so none may move
-** between two nodes of both versions. */
+** between two nodes of both versions. Nodes are told apart by id, since
+** renames may swap names. */
 typedef struct dml_ring {
   const char *zCreate;
   const char *zJson;
@@ -84,11 +85,14 @@ static dml_ring aRing[2] = {
              " FROM (SELECT node FROM r ORDER BY rowid)",
     .zMonotone =
       "WITH k(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM k WHERE i<16),"
-      " prev(node) AS (SELECT node FROM r_history WHERE op<>'remove' AND seq IN"
-      "  (SELECT max(seq) FROM r_history WHERE epoch<ch_epoch('r') GROUP BY id)),"
-      " v(a, b) AS (SELECT ch_locate(i, 'r@-1'), ch_locate(i, 'r') FROM k)"
-      " SELECT count(*) FROM v WHERE a<>b AND a IN (SELECT node FROM r)"
-      " AND b IN prev" },
+      " prev(id, node) AS (SELECT id, node FROM r_history WHERE op<>'remove'"
+      "  AND seq IN (SELECT max(seq) FROM r_history"
+      "  WHERE epoch<ch_epoch('r') GROUP BY id)),"
+      " placed(a, b) AS (SELECT ch_locate(i, 'r@-1'), ch_locate(i, 'r') FROM k),"
+      " v(a, b) AS (SELECT (SELECT id FROM prev WHERE node=a),"
+      "  (SELECT rowid FROM r WHERE node=b) FROM placed)"
+      " SELECT count(*) FROM v WHERE a<>b AND a IN (SELECT rowid FROM r)"
+      " AND b IN (SELECT id FROM prev)" },
 };
 
 /* The single number of a query, -2 if it is NULL, -1 if it fails. */
