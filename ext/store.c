@@ -376,7 +376,7 @@ static int load_node_list(sqlite3 *db, const char *zSchema, const char *zName,
   }
   sqlite3_finalize(pStmt);
   if( rc!=SQLITE_DONE ){
-    if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && rc!=SQLITE_CORRUPT_VTAB ){
+    if( rc!=SQLITE_NOMEM && rc!=SQLITE_CORRUPT_VTAB ){
       *pzErr = sqlite3_mprintf("ring %s.%s: %s", zSchema, zName,
                                sqlite3_errmsg(db));
     }
