@@ -60,6 +60,16 @@ static inline void fuzz_close(sqlite3 *db){
   }
 }
 
+/* Run the harness's own SQL, which must succeed: a failure is a harness
+** problem, not a finding. zWhat names the step in the message. */
+static inline void fuzz_exec_must(sqlite3 *db, const char *zSql,
+                                  const char *zWhat){
+  if( sqlite3_exec(db, zSql, NULL, NULL, NULL)!=SQLITE_OK ){
+    fprintf(stderr, "fuzz: %s failed: %s\n", zWhat, sqlite3_errmsg(db));
+    abort();
+  }
+}
+
 /*
 ** A fresh in-memory database with chash loaded, holding what zSetup
 ** creates. zSetup runs once per process; every later call gets a copy of
@@ -71,10 +81,7 @@ static inline sqlite3 *fuzz_open_image(const char *zSetup, int *pnProgress){
   static sqlite3_int64 nImage = 0;
   if( aImage==NULL ){
     sqlite3 *db = fuzz_open(pnProgress);
-    if( sqlite3_exec(db, zSetup, NULL, NULL, NULL)!=SQLITE_OK ){
-      fprintf(stderr, "fuzz: setup failed: %s\n", sqlite3_errmsg(db));
-      abort();
-    }
+    fuzz_exec_must(db, zSetup, "setup");
     aImage = sqlite3_serialize(db, "main", &nImage, 0);
     fuzz_close(db);
     if( aImage==NULL ) abort();
@@ -103,10 +110,7 @@ static inline sqlite3 *fuzz_shared_db(sqlite3 **pDb, const char *zSetup,
                                       int *pnProgress){
   if( *pDb==NULL ){
     *pDb = fuzz_open(pnProgress);
-    if( sqlite3_exec(*pDb, zSetup, NULL, NULL, NULL)!=SQLITE_OK ){
-      fprintf(stderr, "fuzz: setup failed: %s\n", sqlite3_errmsg(*pDb));
-      abort();
-    }
+    fuzz_exec_must(*pDb, zSetup, "setup");
   }
   *pnProgress = 0;
   return *pDb;

@@ -136,14 +136,11 @@ static void prepare(sqlite3 *db, const char *zSql, sqlite3_stmt **ppStmt){
 ** rings of committed versions by it, since those never change. */
 static void reset_ring(sqlite3 *db){
   if( !sqlite3_get_autocommit(db) ) fuzz_exec(db, "ROLLBACK");
-  if( sqlite3_exec(db, "DELETE FROM r_nodes; DELETE FROM r_history;"
-                   " DELETE FROM r_config;"
-                   " INSERT INTO r_config SELECT * FROM temp.setup_config;"
-                   " UPDATE r_config SET value=random() WHERE key='created'",
-                   NULL, NULL, NULL)!=SQLITE_OK ){
-    fprintf(stderr, "fuzz: cannot reset the ring: %s\n", sqlite3_errmsg(db));
-    abort();
-  }
+  fuzz_exec_must(db, "DELETE FROM r_nodes; DELETE FROM r_history;"
+                 " DELETE FROM r_config;"
+                 " INSERT INTO r_config SELECT * FROM temp.setup_config;"
+                 " UPDATE r_config SET value=random() WHERE key='created'",
+                 "reset of the ring");
 }
 
 /* The connection of ring p, made and given its check queries at first use. */
