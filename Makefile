@@ -2,7 +2,7 @@
 #
 #   make            build chash.so (load it with: .load ./chash)
 #   make demo       the tour: sql/demo.sql in the sqlite3 shell
-#   make test       build, then run every tests/*.test and the unit tests
+#   make test       build, then run every tests/sql/*.test tests/gen/*.test and the unit tests
 #   make test-asan  the same, built with AddressSanitizer and UBSan
 #   make test-valgrind  the .test files (but oom.test) under valgrind memcheck
 #   make test-oom   every .test file under out-of-memory fault injection
@@ -23,19 +23,19 @@ CFLAGS  ?= -O2
 WARN     = -Wall -Wextra -Werror
 STD      = -std=gnu11 -ffp-contract=off
 SOFLAGS  = -fPIC -shared -fvisibility=hidden
-SRC      = $(wildcard ext/*.c)
-# the pure C core (no SQLite), which tests/ring_test links directly
-CORE     = ext/ring.c ext/ring_points.c ext/ring_index.c ext/hash.c \
-           ext/keyhash.c ext/options.c ext/ketama.c ext/jump.c \
-           ext/rendezvous.c ext/maglev.c
-HDR      = $(wildcard ext/*.h) tests/unit.h
+# ext/core: the pure C core (no SQLite); ext/algos: one file per algorithm;
+# ext/sqlite: the SQLite layer. The unit tests link the first two directly.
+CORE     = $(wildcard ext/core/*.c ext/algos/*.c)
+SRC      = $(CORE) $(wildcard ext/sqlite/*.c)
+HDR      = $(wildcard ext/*/*.h) tests/unit/unit.h
+INC      = -Iext/core -Iext/algos -Iext/sqlite
 LIBS     = -lnettle -lz -lm
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
 
 DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev zlib1g-dev python3 python3-xxhash
 DEBS_HARD = clang libclang-rt-14-dev valgrind
 
-.PHONY: all deps deps-hard demo test test-asan test-valgrind test-oom test-hard fuzz fuzz-replay test-compat unit bench clean experiments plot-deps
+.PHONY: gen gen-check all deps deps-hard demo test test-asan test-valgrind test-oom test-hard fuzz fuzz-replay test-compat unit bench clean experiments plot-deps
 
 all: chash.so
 
@@ -68,65 +68,79 @@ plot-deps:
 	$(call need_debs,gnuplot-nox)
 
 chash.so: $(SRC) $(HDR) | deps
-	$(CC) $(STD) $(CFLAGS) $(WARN) $(SOFLAGS) -o $@ $(SRC) $(LIBS)
+	$(CC) $(STD) $(CFLAGS) $(WARN) $(SOFLAGS) $(INC) -o $@ $(SRC) $(LIBS)
 
-tests/runner: tests/runner.c | deps
+build/runner: tests/harness/runner.c | deps
+	@mkdir -p build
 	$(CC) $(STD) $(CFLAGS) $(WARN) -o $@ $< -lsqlite3 -lnettle
 
-tests/ring_test: tests/ring_test.c $(CORE) $(HDR) | deps
-	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/ring_test.c $(CORE) $(LIBS)
+build/ring_test: tests/unit/ring_test.c $(CORE) $(HDR) | deps
+	@mkdir -p build
+	$(CC) $(STD) $(CFLAGS) $(WARN) $(INC) -o $@ tests/unit/ring_test.c $(CORE) $(LIBS)
 
 demo: chash.so
 	sqlite3 :memory: -cmd '.load ./chash' < sql/demo.sql
 
-tests/algos_test: tests/algos_test.c $(CORE) $(HDR) | deps
-	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/algos_test.c $(CORE) $(LIBS)
+build/algos_test: tests/unit/algos_test.c $(CORE) $(HDR) | deps
+	@mkdir -p build
+	$(CC) $(STD) $(CFLAGS) $(WARN) $(INC) -o $@ tests/unit/algos_test.c $(CORE) $(LIBS)
 
-tests/ring_points_test: tests/ring_points_test.c $(CORE) $(HDR) | deps
-	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/ring_points_test.c $(CORE) $(LIBS)
+build/ring_points_test: tests/unit/ring_points_test.c $(CORE) $(HDR) | deps
+	@mkdir -p build
+	$(CC) $(STD) $(CFLAGS) $(WARN) $(INC) -o $@ tests/unit/ring_points_test.c $(CORE) $(LIBS)
 
 # The benchmark links the ring core directly and loads chash.so for the
 # rest; with libmemcached-dev installed it also races libmemcached's ketama.
 BENCH_LM = $(shell pkg-config --exists libmemcached 2>/dev/null && echo \
              -DBENCH_LIBMEMCACHED $$(pkg-config --libs libmemcached))
 tests/bench/bench: tests/bench/bench.c $(CORE) $(HDR) | deps
-	$(CC) $(STD) $(CFLAGS) $(WARN) -Iext -o $@ tests/bench/bench.c $(CORE) \
+	$(CC) $(STD) $(CFLAGS) $(WARN) $(INC) -o $@ tests/bench/bench.c $(CORE) \
 	  -lsqlite3 $(BENCH_LM) $(LIBS)
 
 bench: chash.so tests/bench/bench
 	tests/bench/bench --ext ./chash.so
 
-test: chash.so tests/runner tests/ring_test tests/algos_test tests/ring_points_test
-	tests/ring_test
-	tests/algos_test
-	tests/ring_points_test
-	/usr/bin/python3 tests/reference.py --check
-	/usr/bin/python3 tests/analysis_gen.py --check
-	tests/runner --ext ./chash.so tests/*.test
-	tests/migration.sh ./chash.so
-	/usr/bin/python3 tests/deserialize.py ./chash.so
+test: chash.so build/runner build/ring_test build/algos_test build/ring_points_test
+	build/ring_test
+	build/algos_test
+	build/ring_points_test
+	$(MAKE) --no-print-directory gen-check
+	build/runner --ext ./chash.so tests/sql/*.test tests/gen/*.test
+	tests/harness/migration.sh ./chash.so
+	/usr/bin/python3 tests/harness/deserialize.py ./chash.so
+
+# The generated .test files (tests/gen/): gen-check fails if a committed
+# file differs from what its generator writes; gen rewrites them.
+GENERATORS = $(wildcard tests/gen/*.py)
+GEN_SCRIPTS = $(filter-out tests/gen/genfiles.py,$(GENERATORS))
+
+gen-check: | deps
+	@for g in $(GEN_SCRIPTS); do /usr/bin/python3 $$g --check || exit 1; done
+
+gen: | deps
+	@for g in $(GEN_SCRIPTS); do /usr/bin/python3 $$g --write || exit 1; done
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer;
 # any report fails the run.
 build/asan/chash.so: $(SRC) $(HDR) | deps
 	@mkdir -p build/asan
-	$(CC) $(STD) -O1 $(WARN) $(SAN) $(SOFLAGS) -o $@ $(SRC) $(LIBS)
+	$(CC) $(STD) -O1 $(WARN) $(SAN) $(SOFLAGS) $(INC) -o $@ $(SRC) $(LIBS)
 
-build/asan/runner: tests/runner.c | deps
+build/asan/runner: tests/harness/runner.c | deps
 	@mkdir -p build/asan
 	$(CC) $(STD) -O1 $(WARN) $(SAN) -o $@ $< -lsqlite3 -lnettle
 
-build/asan/ring_test: tests/ring_test.c $(CORE) $(HDR) | deps
+build/asan/ring_test: tests/unit/ring_test.c $(CORE) $(HDR) | deps
 	@mkdir -p build/asan
-	$(CC) $(STD) -O1 $(WARN) $(SAN) -Iext -o $@ tests/ring_test.c $(CORE) $(LIBS)
+	$(CC) $(STD) -O1 $(WARN) $(SAN) $(INC) -o $@ tests/unit/ring_test.c $(CORE) $(LIBS)
 
-build/asan/algos_test: tests/algos_test.c $(CORE) $(HDR) | deps
+build/asan/algos_test: tests/unit/algos_test.c $(CORE) $(HDR) | deps
 	@mkdir -p build/asan
-	$(CC) $(STD) -O1 $(WARN) $(SAN) -Iext -o $@ tests/algos_test.c $(CORE) $(LIBS)
+	$(CC) $(STD) -O1 $(WARN) $(SAN) $(INC) -o $@ tests/unit/algos_test.c $(CORE) $(LIBS)
 
-build/asan/ring_points_test: tests/ring_points_test.c $(CORE) $(HDR) | deps
+build/asan/ring_points_test: tests/unit/ring_points_test.c $(CORE) $(HDR) | deps
 	@mkdir -p build/asan
-	$(CC) $(STD) -O1 $(WARN) $(SAN) -Iext -o $@ tests/ring_points_test.c $(CORE) $(LIBS)
+	$(CC) $(STD) -O1 $(WARN) $(SAN) $(INC) -o $@ tests/unit/ring_points_test.c $(CORE) $(LIBS)
 
 test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test build/asan/algos_test build/asan/ring_points_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -136,23 +150,23 @@ test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test build/asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/ring_points_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  build/asan/runner --ext ./build/asan/chash.so tests/*.test
+	  build/asan/runner --ext ./build/asan/chash.so tests/sql/*.test tests/gen/*.test
 
 # Every .test file under valgrind memcheck: any error or leak fails.
 # oom.test is left out: its 22,000 fault-injection runs take valgrind most
 # of an hour, and the runner already counts every allocation in them (a
 # leak fails it) while test-asan runs it under AddressSanitizer.
-VALGRIND_TESTS = $(filter-out tests/oom.test,$(wildcard tests/*.test))
+VALGRIND_TESTS = $(filter-out tests/sql/oom.test,$(wildcard tests/sql/*.test tests/gen/*.test))
 
-test-valgrind: chash.so tests/runner | deps-hard
+test-valgrind: chash.so build/runner | deps-hard
 	valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
 	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
-	  tests/runner --ext ./chash.so $(VALGRIND_TESTS)
+	  build/runner --ext ./chash.so $(VALGRIND_TESTS)
 
 # Every statement and query of every .test file, run first with allocation
-# N = 1, 2, 3 ... failing (see tests/runner.c, "oom").
-test-oom: chash.so tests/runner
-	tests/runner --oom --ext ./chash.so tests/*.test
+# N = 1, 2, 3 ... failing (see tests/harness/runner.c, "oom").
+test-oom: chash.so build/runner
+	build/runner --oom --ext ./chash.so tests/sql/*.test tests/gen/*.test
 
 # Processes against one database: concurrent readers and writers (WAL), and
 # writers killed with SIGKILL mid-transaction. HARD_SECONDS and
@@ -160,16 +174,18 @@ test-oom: chash.so tests/runner
 HARD_SECONDS ?= 5
 CRASH_ROUNDS ?= 40
 
-tests/concurrency: tests/concurrency.c | deps
+build/concurrency: tests/harness/concurrency.c | deps
+	@mkdir -p build
 	$(CC) $(STD) $(CFLAGS) $(WARN) -o $@ $< -lsqlite3
 
-tests/crash: tests/crash.c | deps
+build/crash: tests/harness/crash.c | deps
+	@mkdir -p build
 	$(CC) $(STD) $(CFLAGS) $(WARN) -o $@ $< -lsqlite3
 
-test-hard: chash.so tests/runner tests/concurrency tests/crash
-	tests/concurrency --ext ./chash.so --seconds $(HARD_SECONDS)
-	tests/crash --ext ./chash.so --rounds $(CRASH_ROUNDS)
-	tests/runner --ext ./chash.so tests/slow/*.test
+test-hard: chash.so build/runner build/concurrency build/crash
+	build/concurrency --ext ./chash.so --seconds $(HARD_SECONDS)
+	build/crash --ext ./chash.so --rounds $(CRASH_ROUNDS)
+	build/runner --ext ./chash.so tests/slow/*.test
 
 # libFuzzer targets (clang): the extension linked in statically with the
 # system libsqlite3. New corpus entries go to build/fuzz/corpus-NAME; the
@@ -189,7 +205,7 @@ FUZZ_DIR = build/fuzz-$(subst $(comma),-,$(FUZZ_SANITIZE))
 # default table): the same checks, with rings that build in a millisecond
 # rather than seconds, which took most of the fuzzers' time.
 FUZZ_FLAGS = $(STD) -g $(FUZZ_OPT) $(WARN) -fsanitize=fuzzer,$(FUZZ_SANITIZE) \
-             -fno-sanitize-recover=all -DSQLITE_CORE -Iext \
+             -fno-sanitize-recover=all -DSQLITE_CORE $(INC) \
              -DRING_MAX_POINTS=16384 -DRING_MAX_TABLE=65537
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(SRC) $(HDR) | deps deps-hard
@@ -246,5 +262,4 @@ experiments: chash.so plot-deps
 	@ls out/*.svg out/*.png
 
 clean:
-	rm -rf chash.so tests/runner tests/ring_test tests/algos_test tests/ring_points_test tests/bench/bench \
-	  tests/concurrency tests/crash build
+	rm -rf chash.so tests/bench/bench build

@@ -9,7 +9,7 @@
 --   mkdir /tmp/mig && cd /tmp/mig
 --   sqlite3 catalog.db -cmd '.load /path/to/chash' < /path/to/sql/migration.sql
 --
--- Every check prints "ok" or "FAIL"; tests/migration.sh runs this file and
+-- Every check prints "ok" or "FAIL"; tests/harness/migration.sh runs this file and
 -- also kills sqlite3 in the middle of a migration (a real crash).
 --
 -- The ring table `shards` lives in catalog.db; node names are the schema

@@ -5,7 +5,7 @@
 ** (NULL, an integer, a real, text or a blob, some of them extreme), or
 ** deletes or duplicates a row. Then every function and the table itself
 ** are used. Errors are expected; crashes, sanitizer reports and leaks are
-** not. (tests/corrupt.test checks the wording of the errors.)
+** not. (tests/sql/corrupt.test checks the wording of the errors.)
 */
 #include "fuzz.h"
 

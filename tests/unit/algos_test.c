@@ -1,0 +1,194 @@
+/*
+** tests/unit/algos_test.c: unit tests of the algorithm files (ext/algos/ketama.c,
+** jump.c, rendezvous.c, maglev.c) below SQL, where raw positions can be
+** fed in: the published jump vectors on jump_bucket itself, ketama's point
+** values, Envoy's maglev tables slot by slot, and every builder under
+** out-of-memory (no leak, RING_NOMEM). Expected values come from
+** research/compat-spec.md, not from chash.
+** Prints "N passed, N failed" and exits 1 if anything failed.
+*/
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algos.h"
+#include "unit.h"
+
+/* A ring of algorithm a over names[0..n) with weights (NULL: all 1). */
+static ring *build(ring_algorithm a, hash_id h, uint32_t table,
+                   const char *const *names, const double *weights, uint32_t n){
+  ring_config cfg;
+  ring_config_default(&cfg);
+  cfg.algorithm = a;
+  cfg.hash = h;
+  if( table ) cfg.table = table;
+  ring_input in[16];
+  for(uint32_t i=0; i<n; i++){
+    in[i].name = names[i];
+    in[i].name_len = (uint32_t)strlen(names[i]);
+    in[i].weight = weights ? weights[i] : 1.0;
+  }
+  ring *r = NULL;
+  char zErr[200];
+  if( ring_build(&cfg, in, n, &r, zErr, sizeof(zErr))!=RING_OK ) return NULL;
+  return r;
+}
+
+static void test_jump(void){
+  static const uint32_t key1[20] = {0,0,0,0,0,0,6,6,6,6,6,6,6,6,6,6,6,17,17,17};
+  static const uint32_t keyBeef[20] = {0,1,2,3,3,5,5,5,5,5,5,5,5,5,5,5,16,16,16,16};
+  static const uint32_t keyFood[20] = {0,1,2,2,2,2,2,2,2,2,2,2,2,2,2,15,15,15,15,15};
+  for(uint32_t n=1; n<=20; n++){
+    CHECK( jump_bucket(0, n)==0 );
+    CHECK( jump_bucket(1, n)==key1[n-1] );
+    CHECK( jump_bucket(0xdeadbeef, n)==keyBeef[n-1] );
+    CHECK( jump_bucket(0x0ddc0ffeebadf00dULL, n)==keyFood[n-1] );
+  }
+  CHECK( jump_bucket(42, 57)==43 );
+  CHECK( jump_bucket(0xDEAD10CC, 666)==361 );
+  CHECK( jump_bucket(256, 1024)==520 );
+  static const uint32_t guava[20] = {0,55,62,8,45,59,86,97,82,59,73,37,17,56,86,21,90,37,38,83};
+  for(uint64_t k=0; k<20; k++) CHECK( jump_bucket(k, 100)==guava[k] );
+  CHECK( jump_bucket(10863919174838991ULL, 11)==6 );
+  CHECK( jump_bucket(2016238256797177309ULL, 11)==3 );
+  CHECK( jump_bucket(1673758223894951030ULL, 11)==5 );
+  CHECK( jump_bucket(2, 100001)==80343 );
+  CHECK( jump_bucket(2201, 100001)==22152 );
+  CHECK( jump_bucket(2202, 100001)==15018 );
+  /* Where Guava's int overflow differs, jump keeps going. */
+  static const uint32_t over[5] = {0,1,2,3,3};
+  for(uint32_t n=1; n<=5; n++) CHECK( jump_bucket(0xecdfbf4e666313abULL, n)==over[n-1] );
+  CHECK( jump_bucket(0xecdfbf4e666313abULL, 1000)==534 );
+
+  /* Buckets follow the input order, not the name order. */
+  static const char *const names[] = {"zeta", "alpha", "mu"};
+  ring *r = build(RING_ALGO_JUMP, HASH_XXH3, 0, names, NULL, 3);
+  CHECK( r!=NULL && strcmp(r->nodes[ring_lookup(r, 1)].name, "zeta")==0 );
+  for(uint64_t k=0; r && k<1000; k++){
+    uint32_t b = jump_bucket(k, 3);
+    if( strcmp(r->nodes[ring_lookup(r, k)].name, names[b])!=0 ){
+      CHECK( !"jump ring follows input order" );
+      break;
+    }
+  }
+  ring_release(r);
+}
+
+/* The index of the first point >= v (the point a key hashing to v takes). */
+static uint64_t point_at_or_after(const ring *r, uint64_t v){
+  for(uint32_t i=0; i<r->n_points; i++) if( r->positions[i]>=v ) return r->positions[i];
+  return r->positions[0];
+}
+
+static int has_point(const ring *r, uint64_t v, const char *zOwner){
+  for(uint32_t i=0; i<r->n_points; i++){
+    if( r->positions[i]==v ) return strcmp(r->nodes[r->owners[i]].name, zOwner)==0;
+  }
+  return 0;
+}
+
+static void test_ketama(void){
+  /* md5("127.0.0.1-0") = 7fa4ffbd6ecb7eacbb1b8030b2f4e0ff: four points. */
+  static const char *const tw[] = {"127.0.0.1", "127.0.0.1:21212", "127.0.0.1:21213"};
+  static const double twW[] = {1, 2, 3};
+  ring *r = build(RING_ALGO_KETAMA, HASH_MD5, 0, tw, twW, 3);
+  CHECK( r!=NULL && r->n_points==480 );
+  if( r ){
+    CHECK( has_point(r, 0xbdffa47f, "127.0.0.1") );
+    CHECK( has_point(r, 0xac7ecb6e, "127.0.0.1") );
+    CHECK( has_point(r, 0x30801bbb, "127.0.0.1") );
+    CHECK( has_point(r, 0xffe0f4b2, "127.0.0.1") );
+    for(uint32_t i=1; i<r->n_points; i++){
+      if( r->positions[i-1]>r->positions[i] ){ CHECK( !"points sorted" ); break; }
+    }
+  }
+  ring_release(r);
+
+  /* libmemcached's fixture: key SVa_]_V41) has MD5 word 0 443691461 and
+  ** takes point 445379617 of 10.0.1.7; VDEAAAAA wraps past 0xfffbdf7f. */
+  static const char *const lm[] = {"10.0.1.1", "10.0.1.2", "10.0.1.3", "10.0.1.4",
+                                   "10.0.1.5", "10.0.1.6", "10.0.1.7", "10.0.1.8"};
+  static const double lmW[] = {600, 300, 200, 350, 1000, 800, 950, 100};
+  static const uint32_t lmPoints[] = {176, 88, 56, 104, 296, 236, 280, 28};
+  r = build(RING_ALGO_KETAMA, HASH_MD5, 0, lm, lmW, 8);
+  CHECK( r!=NULL );
+  if( r ){
+    for(int i=0; i<8; i++) CHECK( r->nodes[i].points==lmPoints[i] );
+    uint64_t h = hash_bytes(HASH_MD5, 0, "SVa_]_V41)", 10);
+    CHECK( h==443691461 );
+    CHECK( point_at_or_after(r, h)==445379617 );
+    CHECK( strcmp(r->nodes[ring_lookup(r, h)].name, "10.0.1.7")==0 );
+    CHECK( r->positions[r->n_points-1]==0xfffbdf7f );
+    CHECK( ring_lookup(r, 0xfffcd1b5)==r->owners[0] );
+  }
+  ring_release(r);
+}
+
+static void test_maglev(void){
+  static const char *const addr[] = {"127.0.0.1:90", "127.0.0.1:91", "127.0.0.1:92",
+                                     "127.0.0.1:93", "127.0.0.1:94", "127.0.0.1:95"};
+  static const char *const host[] = {"90", "91", "92", "93", "94", "95"};
+  static const uint32_t t1[7] = {2, 4, 0, 1, 5, 0, 3};
+  static const uint32_t t2[7] = {2, 5, 0, 3, 4, 1, 0};
+  static const uint32_t t3[17] = {1,0,0,1,0,1,1,0,1,1,1,1,1,0,1,0,1};
+  static const double w3[] = {1, 2};
+  ring *r = build(RING_ALGO_MAGLEV, HASH_XXH64, 7, addr, NULL, 6);
+  for(int s=0; r && s<7; s++) CHECK( r->table[s]==t1[s] );
+  ring_release(r);
+  r = build(RING_ALGO_MAGLEV, HASH_XXH64, 7, host, NULL, 6);
+  for(int s=0; r && s<7; s++) CHECK( r->table[s]==t2[s] );
+  ring_release(r);
+  r = build(RING_ALGO_MAGLEV, HASH_XXH64, 17, addr, w3, 2);
+  for(int s=0; r && s<17; s++) CHECK( r->table[s]==t3[s] );
+  CHECK( r && ring_lookup(r, 17+3)==1 && ring_lookup(r, 17*5+1)==0 );
+  ring_release(r);
+  static const uint32_t first[10] = {5, 4, 4, 0, 5, 5, 3, 1, 5, 5};
+  r = build(RING_ALGO_MAGLEV, HASH_XXH64, 0, addr, NULL, 6);
+  CHECK( r!=NULL && r->config.table==65537 );
+  for(int s=0; r && s<10; s++) CHECK( r->table[s]==first[s] );
+  for(int i=0; r && i<6; i++) CHECK( r->nodes[i].points==(i<5 ? 10923u : 10922u) );
+  ring_release(r);
+}
+
+/* Every builder: failing each allocation in turn gives no ring and no
+** leak; the first run that succeeds places keys as an unhindered build. */
+static void test_oom(void){
+  static const char *const names[] = {"a", "bb", "c"};
+  static const double w[] = {1, 2, 3};
+  static const ring_algorithm algos[] = {RING_ALGO_KETAMA, RING_ALGO_JUMP,
+                                         RING_ALGO_RENDEZVOUS, RING_ALGO_MAGLEV};
+  ring_set_allocator(test_malloc, test_free);
+  for(size_t a=0; a<sizeof(algos)/sizeof(algos[0]); a++){
+    hash_id h = algos[a]==RING_ALGO_KETAMA ? HASH_MD5 : HASH_XXH3;
+    const double *pw = algos[a]==RING_ALGO_JUMP ? NULL : w;
+    ring *ref = build(algos[a], h, 0, names, pw, 3);
+    CHECK( ref!=NULL );
+    for(int nth=0; ref; nth++){
+      nUntilFail = nth;
+      ring *r = build(algos[a], h, 0, names, pw, 3);
+      nUntilFail = -1;
+      if( r==NULL ) continue;
+      for(uint64_t k=0; k<5000; k++){
+        uint64_t pos = k * 0x9e3779b97f4a7c15ULL;
+        if( ring_lookup(r, pos)!=ring_lookup(ref, pos) ){
+          CHECK( !"same placement after OOM retries" );
+          break;
+        }
+      }
+      ring_release(r);
+      break;
+    }
+    ring_release(ref);
+    CHECK( nLive==0 );
+  }
+  ring_set_allocator(malloc, free);
+}
+
+int main(void){
+  test_jump();
+  test_ketama();
+  test_maglev();
+  test_oom();
+  return unit_summary();
+}

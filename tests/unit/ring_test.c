@@ -1,0 +1,503 @@
+/*
+** tests/unit/ring_test.c: unit tests of the pure ring core (ext/core/ring.c,
+** ext/core/hash.c, ext/core/options.c), without SQLite.
+**
+** Expected values are worked by hand or come from Python's xxhash package
+** (the hash vectors and the three-node ring below), not from chash itself.
+** Prints "N passed, N failed" and exits 1 if anything failed.
+*/
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "options.h"
+#include "ring.h"
+#include "ring_impl.h"
+
+#include "unit.h"
+
+/* Build a ring from names with weight 1; NULL on error (zErr says why). */
+static ring *build(const ring_config *cfg, const char **azName, int n,
+                   char *zErr, size_t nErr){
+  ring_input aIn[16];
+  for(int i=0; i<n; i++){
+    aIn[i].name = azName[i];
+    aIn[i].name_len = (uint32_t)strlen(azName[i]);
+    aIn[i].weight = 1.0;
+  }
+  ring *r = NULL;
+  zErr[0] = 0;
+  ring_build(cfg, aIn, (uint32_t)n, &r, zErr, nErr);
+  return r;
+}
+
+static int has(const char *z, const char *zSub){
+  return z!=NULL && strstr(z, zSub)!=NULL;
+}
+
+static void test_hash(void){
+  /* Vectors from Python's xxhash (xxh3_64_intdigest, xxh64_intdigest). */
+  CHECK( hash_bytes(HASH_XXH3, 0, "", 0)==0x2d06800538d394c2ULL );
+  CHECK( hash_bytes(HASH_XXH64, 0, "", 0)==0xef46db3751d8e999ULL );
+  CHECK( hash_bytes(HASH_XXH3, UINT64_MAX, "", 0)==0x4c093276ae47a555ULL );
+  CHECK( hash_bytes(HASH_XXH64, UINT64_MAX, "", 0)==0x298f4c84b24f5380ULL );
+  CHECK( hash_bytes(HASH_XXH3, 0, "a#1", 3)==0x148be4e168a1bf8cULL );
+  CHECK( hash_bytes(HASH_XXH64, 0, "a#1", 3)==0xa750dcc3294629b3ULL );
+  CHECK( hash_bytes(HASH_XXH3, UINT64_MAX, "node-1#160", 10)==0x505a3652bc2c6591ULL );
+  CHECK( hash_bytes(HASH_XXH64, UINT64_MAX, "node-1#160", 10)==0x99dc605dd368ffa6ULL );
+
+  CHECK( hash_from_name("xxh3")==HASH_XXH3 );
+  CHECK( hash_from_name("XXH64")==HASH_XXH64 );
+  CHECK( hash_from_name("md5")==HASH_MD5 );
+  CHECK( hash_from_name("sha1")==-1 );
+  CHECK( hash_from_name("")==-1 );
+  CHECK( strcmp(hash_name(HASH_XXH64), "xxh64")==0 );
+  CHECK( strcmp(hash_names(), "xxh3, xxh64, md5, fnv1a_64, fnv1_64, fnv1a_32, "
+                "fnv1_32, one_at_a_time, crc32, crc32a, murmur, jenkins, "
+                "hsieh")==0 );
+}
+
+static void test_points(void){
+  ring_config cfg;
+  ring_config_default(&cfg);
+  CHECK( cfg.algorithm==RING_ALGO_RING && cfg.hash==HASH_XXH3 );
+  CHECK( cfg.vnodes==160 && cfg.seed==0 );
+
+  CHECK( ring_node_points(&cfg, 1.0)==160 );
+  CHECK( ring_node_points(&cfg, 0.5)==80 );
+  CHECK( ring_node_points(&cfg, 2.5)==400 );
+  CHECK( ring_node_points(&cfg, 1e-9)==1 );           /* at least 1 */
+
+  /* Half away from zero, not to even. */
+  cfg.vnodes = 3;
+  CHECK( ring_node_points(&cfg, 0.5)==2 );            /* 1.5 -> 2 */
+  CHECK( ring_node_points(&cfg, 1.5)==5 );            /* 4.5 -> 5 */
+  cfg.vnodes = 1;
+  CHECK( ring_node_points(&cfg, 2.5)==3 );
+  CHECK( ring_node_points(&cfg, 0.5)==1 );            /* 0.5 -> 1 */
+  CHECK( ring_node_points(&cfg, 0.49)==1 );           /* 0 -> at least 1 */
+  CHECK( ring_node_points(&cfg, 2.49)==2 );
+  cfg.vnodes = 5;
+  CHECK( ring_node_points(&cfg, 0.3)==2 );            /* 5*0.3 is 1.5 in doubles */
+
+  /* Weights that are not positive finite numbers up to RING_MAX_WEIGHT. */
+  CHECK( ring_node_points(&cfg, 0.0)==-1 );
+  CHECK( ring_node_points(&cfg, -0.0)==-1 );
+  CHECK( ring_node_points(&cfg, -1.0)==-1 );
+  CHECK( ring_node_points(&cfg, NAN)==-1 );
+  CHECK( ring_node_points(&cfg, INFINITY)==-1 );
+  CHECK( ring_node_points(&cfg, nextafter(RING_MAX_WEIGHT, INFINITY))==-1 );
+
+  /* The points limit: RING_MAX_POINTS is fine, one more is over. */
+  cfg.vnodes = 1;
+  CHECK( ring_node_points(&cfg, RING_MAX_POINTS)==RING_MAX_POINTS );
+  CHECK( ring_node_points(&cfg, RING_MAX_POINTS+1.0)==RING_MAX_POINTS+1 );
+  CHECK( ring_node_points(&cfg, RING_MAX_WEIGHT)==(int64_t)RING_MAX_WEIGHT );
+  cfg.vnodes = RING_MAX_VNODES;     /* the largest count: 1e14, exact */
+  CHECK( ring_node_points(&cfg, RING_MAX_WEIGHT)==(int64_t)1e14 );
+
+  /* modn has no points, but still checks the weight. */
+  cfg.algorithm = RING_ALGO_MODN;
+  CHECK( ring_node_points(&cfg, 1.0)==0 );
+  CHECK( ring_node_points(&cfg, -1.0)==-1 );
+}
+
+static void test_names(void){
+  char big[RING_MAX_NAME+1];
+  memset(big, 'x', sizeof(big));
+
+  CHECK( ring_check_name("a", 1)==NULL );
+  CHECK( ring_check_name("caf\xc3\xa9", 5)==NULL );               /* é */
+  CHECK( ring_check_name("\xe6\x97\xa5", 3)==NULL );              /* 日 */
+  CHECK( ring_check_name("\xf0\x9f\x98\x80", 4)==NULL );          /* U+1F600 */
+  CHECK( ring_check_name("\xf4\x8f\xbf\xbf", 4)==NULL );          /* U+10FFFF */
+  CHECK( ring_check_name(big, RING_MAX_NAME)==NULL );             /* 1024 bytes */
+
+  CHECK( has(ring_check_name("", 0), "empty") );
+  CHECK( has(ring_check_name(big, RING_MAX_NAME+1), "longer than 1024") );
+  CHECK( has(ring_check_name("a\0b", 3), "NUL") );
+  CHECK( has(ring_check_name("\0", 1), "NUL") );
+  CHECK( has(ring_check_name("\xff", 1), "UTF-8") );
+  CHECK( has(ring_check_name("\x80", 1), "UTF-8") );              /* lone continuation */
+  CHECK( has(ring_check_name("\xc3", 1), "UTF-8") );              /* truncated */
+  CHECK( has(ring_check_name("\xe6\x97", 2), "UTF-8") );          /* truncated */
+  CHECK( has(ring_check_name("\xc3(", 2), "UTF-8") );             /* bad continuation */
+  CHECK( has(ring_check_name("\xc0\x80", 2), "UTF-8") );          /* overlong NUL */
+  CHECK( has(ring_check_name("\xe0\x80\xaf", 3), "UTF-8") );      /* overlong '/' */
+  CHECK( has(ring_check_name("\xf0\x80\x80\xaf", 4), "UTF-8") );  /* overlong '/' */
+  CHECK( has(ring_check_name("\xed\xa0\x80", 3), "UTF-8") );      /* U+D800 */
+  CHECK( has(ring_check_name("\xed\xbf\xbf", 3), "UTF-8") );      /* U+DFFF */
+  CHECK( has(ring_check_name("\xf4\x90\x80\x80", 4), "UTF-8") );  /* > U+10FFFF */
+  CHECK( has(ring_check_name("\xf8\x88\x80\x80\x80", 5), "UTF-8") ); /* 5 bytes */
+}
+
+/*
+** Nodes a, b, c with vnodes 1 under xxh3 seed 0 (positions from Python):
+**   a#1 = 0x148be4e168a1bf8c, c#1 = 0xf0d45fb9fe8e37eb, b#1 = 0xf4d306ca48e145b0
+** so the ring is a, c, b; a owns the wrap-around.
+*/
+static void test_lookup_built(void){
+  ring_config cfg;
+  ring_config_default(&cfg);
+  cfg.vnodes = 1;
+  char zErr[200];
+  const char *azName[] = {"c", "a", "b"};
+  ring *r = build(&cfg, azName, 3, zErr, sizeof(zErr));
+  CHECK( r!=NULL );
+  if( r==NULL ) return;
+
+  CHECK( r->n_nodes==3 && r->n_points==3 );
+  CHECK( strcmp(r->nodes[0].name, "a")==0 && strcmp(r->nodes[2].name, "c")==0 );
+  const uint64_t pa = 0x148be4e168a1bf8cULL;
+  const uint64_t pc = 0xf0d45fb9fe8e37ebULL;
+  const uint64_t pb = 0xf4d306ca48e145b0ULL;
+  CHECK( r->positions[0]==pa && r->positions[1]==pc && r->positions[2]==pb );
+  CHECK( r->owners[0]==0 && r->owners[1]==2 && r->owners[2]==1 );
+
+  CHECK( ring_lookup(r, pa)==0 );       /* exactly at a point */
+  CHECK( ring_lookup(r, pa-1)==0 );     /* one below */
+  CHECK( ring_lookup(r, pa+1)==2 );     /* one above: the next point, c */
+  CHECK( ring_lookup(r, pc)==2 );
+  CHECK( ring_lookup(r, pc+1)==1 );
+  CHECK( ring_lookup(r, pb)==1 );
+  CHECK( ring_lookup(r, pb+1)==0 );     /* past the last point: wraps to a */
+  CHECK( ring_lookup(r, 0)==0 );
+  CHECK( ring_lookup(r, UINT64_MAX)==0 );
+
+  /* Shares, worked out with integers in Python:
+  **   a: 2^64 - pb + pa = 2285821001788848604, b: pb - pc, c: pc - pa. */
+  CHECK( fabs(r->nodes[0].share - 2285821001788848604.0/18446744073709551616.0) < 1e-16 );
+  CHECK( fabs(r->nodes[1].share - 287851114606562757.0/18446744073709551616.0) < 1e-16 );
+  CHECK( fabs(r->nodes[2].share - 15873071957314140255.0/18446744073709551616.0) < 1e-16 );
+  CHECK( fabs(r->nodes[0].share + r->nodes[1].share + r->nodes[2].share - 1.0) < 1e-15 );
+
+  CHECK( ring_find_node(r, "b", 1)==1 );
+  CHECK( ring_find_node(r, "bb", 2)==-1 );
+  CHECK( ring_find_node(r, "", 0)==-1 );
+  CHECK( ring_find_node(r, "c", 1)==2 );
+  ring_release(r);
+}
+
+/* Make r a hand-made ring of the n points at aPos owned by aOwn, with the
+** lookup index built if bIndex (else ring_lookup searches). */
+static void set_points(ring *r, uint64_t *aPos, uint32_t *aOwn, uint32_t n,
+                       int bIndex){
+  ring_dealloc(r->index);
+  r->index = NULL;
+  r->n_points = n;
+  r->positions = aPos;
+  r->owners = aOwn;
+  if( bIndex ) CHECK( ring_index_build(r)==RING_OK );
+}
+
+/*
+** ring_lookup on hand-made rings, by binary search and through the index:
+** equal positions (the build orders them by name, then replica; the lookup
+** must take the first), and points at 0 and UINT64_MAX.
+*/
+static void test_lookup_edges(int bIndex){
+  ring r;
+  memset(&r, 0, sizeof(r));
+  ring_config_default(&r.config);
+
+  uint64_t aPos1[] = {10, 20, 20, 30};
+  uint32_t aOwn1[] = {0, 1, 2, 3};
+  set_points(&r, aPos1, aOwn1, 4, bIndex);
+  CHECK( ring_lookup(&r, 0)==0 );
+  CHECK( ring_lookup(&r, 10)==0 );
+  CHECK( ring_lookup(&r, 11)==1 );
+  CHECK( ring_lookup(&r, 20)==1 );      /* the first of the tied points */
+  CHECK( ring_lookup(&r, 21)==3 );
+  CHECK( ring_lookup(&r, 30)==3 );
+  CHECK( ring_lookup(&r, 31)==0 );
+  CHECK( ring_lookup(&r, UINT64_MAX)==0 );
+
+  uint64_t aPos2[] = {0, UINT64_MAX};
+  uint32_t aOwn2[] = {5, 7};
+  set_points(&r, aPos2, aOwn2, 2, bIndex);
+  CHECK( ring_lookup(&r, 0)==5 );
+  CHECK( ring_lookup(&r, 1)==7 );
+  CHECK( ring_lookup(&r, UINT64_MAX-1)==7 );
+  CHECK( ring_lookup(&r, UINT64_MAX)==7 );
+
+  uint64_t aPos3[] = {42};
+  uint32_t aOwn3[] = {0};
+  set_points(&r, aPos3, aOwn3, 1, bIndex);
+  CHECK( ring_lookup(&r, 0)==0 && ring_lookup(&r, 43)==0 && ring_lookup(&r, UINT64_MAX)==0 );
+
+  uint64_t aPos4[] = {0, 0, 0, 0, 0, 7, UINT64_MAX, UINT64_MAX};
+  uint32_t aOwn4[] = {1, 2, 3, 4, 5, 6, 7, 8};
+  set_points(&r, aPos4, aOwn4, 8, bIndex);
+  CHECK( ring_lookup(&r, 0)==1 );                   /* five tied at 0 */
+  CHECK( ring_lookup(&r, 1)==6 && ring_lookup(&r, 7)==6 );
+  CHECK( ring_lookup(&r, 8)==7 && ring_lookup(&r, UINT64_MAX)==7 );
+  set_points(&r, NULL, NULL, 0, 0);
+
+  /* modn: position mod n, no points needed. */
+  r.config.algorithm = RING_ALGO_MODN;
+  r.n_nodes = 3;
+  CHECK( ring_lookup(&r, 0)==0 && ring_lookup(&r, 5)==2 );
+  CHECK( ring_lookup(&r, UINT64_MAX)==0 );   /* 2^64-1 = 3 * 6148914691236517205 */
+}
+
+static int same_ring(const ring *a, const ring *b){
+  if( a->n_nodes!=b->n_nodes || a->n_points!=b->n_points ) return 0;
+  for(uint32_t i=0; i<a->n_nodes; i++){
+    if( strcmp(a->nodes[i].name, b->nodes[i].name)!=0 ) return 0;
+    if( a->nodes[i].share!=b->nodes[i].share ) return 0;
+  }
+  return memcmp(a->positions, b->positions, a->n_points*sizeof(uint64_t))==0
+      && memcmp(a->owners, b->owners, a->n_points*sizeof(uint32_t))==0;
+}
+
+static void test_build(void){
+  ring_config cfg;
+  ring_config_default(&cfg);
+  char zErr[200];
+
+  /* The input order does not matter. */
+  const char *az1[] = {"n1", "n2", "n3", "n4", "n5"};
+  const char *az2[] = {"n4", "n2", "n5", "n1", "n3"};
+  ring *r1 = build(&cfg, az1, 5, zErr, sizeof(zErr));
+  ring *r2 = build(&cfg, az2, 5, zErr, sizeof(zErr));
+  CHECK( r1 && r2 && same_ring(r1, r2) );
+  if( r1 ){
+    CHECK( r1->n_points==5*160 );
+    int sorted = 1;
+    double sum = 0;
+    for(uint32_t i=1; i<r1->n_points; i++) sorted &= r1->positions[i-1]<=r1->positions[i];
+    for(uint32_t i=0; i<r1->n_nodes; i++) sum += r1->nodes[i].share;
+    CHECK( sorted );
+    CHECK( fabs(sum-1.0) < 1e-15 );
+    CHECK( r1->version==-1 && r1->refs==1 );
+  }
+  ring_release(r1);
+  ring_release(r2);
+
+  /* A one-node ring owns everything, exactly. */
+  const char *azOne[] = {"only"};
+  ring *r = build(&cfg, azOne, 1, zErr, sizeof(zErr));
+  CHECK( r && r->nodes[0].share==1.0 && r->nodes[0].points==160 );
+  if( r ){
+    ring_retain(r);
+    CHECK( r->refs==2 );
+    ring_release(r);
+  }
+  ring_release(r);
+
+  /* modn: weights ignored, shares of 2^64 split as evenly as integers allow. */
+  cfg.algorithm = RING_ALGO_MODN;
+  const char *az3[] = {"c", "b", "a"};
+  r = build(&cfg, az3, 3, zErr, sizeof(zErr));
+  CHECK( r && r->n_points==0 && r->nodes[0].points==0 );
+  if( r ){
+    for(int i=0; i<3; i++) CHECK( fabs(r->nodes[i].share - 1.0/3) < 1e-16 );
+    CHECK( strcmp(r->nodes[0].name, "a")==0 );
+  }
+  ring_release(r);
+  ring_config_default(&cfg);
+
+  /* Errors. */
+  const char *azDup[] = {"b", "a", "b"};
+  CHECK( build(&cfg, azDup, 3, zErr, sizeof(zErr))==NULL );
+  CHECK( has(zErr, "duplicate node: b") );
+  const char *azEmpty[] = {"a", ""};
+  CHECK( build(&cfg, azEmpty, 2, zErr, sizeof(zErr))==NULL );
+  CHECK( has(zErr, "empty") );
+
+  ring_input aIn[2] = {{"a", 1, 1.0}, {"b", 1, 0.0}};
+  r = NULL;
+  CHECK( ring_build(&cfg, aIn, 2, &r, zErr, sizeof(zErr))==RING_INVALID && r==NULL );
+  CHECK( has(zErr, "weight of node b") );
+  aIn[1].weight = NAN;
+  CHECK( ring_build(&cfg, aIn, 2, &r, zErr, sizeof(zErr))==RING_INVALID );
+  CHECK( has(zErr, "positive finite") );
+
+  /* Too many points: one node over the limit, and two that are fine alone
+  ** (10,000,000 points each) but not together. */
+  cfg.vnodes = RING_MAX_VNODES;
+  aIn[0].weight = 200;
+  aIn[1].weight = 1;
+  CHECK( ring_build(&cfg, aIn, 2, &r, zErr, sizeof(zErr))==RING_INVALID );
+  CHECK( has(zErr, "too many points") );
+  aIn[0].weight = 100;
+  aIn[1].weight = 100;
+  CHECK( ring_build(&cfg, aIn, 2, &r, zErr, sizeof(zErr))==RING_INVALID );
+  CHECK( has(zErr, "too many points") );
+  CHECK( ring_build(&cfg, aIn, RING_MAX_NODES+1, &r, zErr, sizeof(zErr))==RING_INVALID );
+  CHECK( has(zErr, "too many nodes") );
+
+  /* An empty ring builds (a table with no nodes yet). */
+  ring_config_default(&cfg);
+  CHECK( ring_build(&cfg, aIn, 0, &r, zErr, sizeof(zErr))==RING_OK && r && r->n_nodes==0 );
+  ring_release(r);
+}
+
+/* Every allocation failure is reported as RING_NOMEM and leaks nothing. */
+static void test_nomem(void){
+  ring_config cfg;
+  ring_config_default(&cfg);
+  char zErr[200];
+  ring_input aIn[2] = {{"a", 1, 1.0}, {"b", 1, 2.0}};
+  ring_set_allocator(test_malloc, test_free);
+  int nFailures = 0;
+  for(int n=0; ; n++){
+    ring *r = NULL;
+    nUntilFail = n;
+    int rc = ring_build(&cfg, aIn, 2, &r, zErr, sizeof(zErr));
+    nUntilFail = -1;
+    if( rc==RING_OK ){
+      ring_release(r);
+      break;
+    }
+    nFailures += rc==RING_NOMEM && r==NULL;
+    CHECK( rc==RING_NOMEM && r==NULL );
+    CHECK( nLive==0 );
+  }
+  CHECK( nFailures>0 );
+  CHECK( nLive==0 );
+  ring_set_allocator(malloc, free);
+}
+
+/* SQLite's allocator aligns to 8 bytes only: build rings with one that
+** gives exactly that (under UBSan, a 16-byte access to it is reported). */
+static void *malloc_align8(size_t n){
+  char *p = malloc(n + 16);
+  if( p==NULL ) return NULL;
+  int off = ((uintptr_t)p & 15)==0 ? 8 : 16;   /* so p+off is 8 mod 16 */
+  p[off-1] = (char)off;
+  return p + off;
+}
+
+static void free_align8(void *p){
+  if( p ) free((char *)p - ((char *)p)[-1]);
+}
+
+static void test_align8(void){
+  ring_config cfg;
+  ring_config_default(&cfg);
+  char zErr[200];
+  const char *azName[] = {"a", "b", "c"};
+  ring_set_allocator(malloc_align8, free_align8);
+  ring *r = build(&cfg, azName, 3, zErr, sizeof(zErr));
+  CHECK( r!=NULL );
+  if( r ){
+    double sum = r->nodes[0].share + r->nodes[1].share + r->nodes[2].share;
+    CHECK( fabs(sum-1.0) < 1e-15 );
+  }
+  ring_release(r);
+  ring_set_allocator(malloc, free);
+}
+
+static void test_options(void){
+  ring_config cfg;
+  unsigned set = 0;
+  char zErr[200];
+  ring_config_default(&cfg);
+
+  CHECK( options_set(&cfg, &set, "vnodes", "3", zErr, sizeof(zErr))==0 && cfg.vnodes==3 );
+  CHECK( options_set(&cfg, &set, "HASH", "XXH64", zErr, sizeof(zErr))==0 && cfg.hash==HASH_XXH64 );
+  CHECK( options_set(&cfg, &set, "seed", "18446744073709551615", zErr, sizeof(zErr))==0 );
+  CHECK( cfg.seed==UINT64_MAX );
+  CHECK( options_set(&cfg, &set, "algorithm", "Ring", zErr, sizeof(zErr))==0 );
+  CHECK( set==(OPTION_ALGORITHM|OPTION_HASH|OPTION_VNODES|OPTION_SEED) );
+  CHECK( options_check(&cfg, set, zErr, sizeof(zErr))==0 );
+
+  CHECK( options_set(&cfg, &set, "vnodes", "4", zErr, sizeof(zErr))==1 );
+  CHECK( has(zErr, "vnodes is given more than once") );
+  CHECK( options_set(&cfg, &set, "color", "red", zErr, sizeof(zErr))==1 );
+  CHECK( has(zErr, "unknown option 'color'; accepted: algorithm, hash, vnodes, seed") );
+
+  /* Bad values name the option and say what is accepted. */
+  static const char *azBadVnodes[] = {"0", "100001", "-1", "1.5", "abc", "", " 3", "3x",
+                                      "99999999999999999999999"};
+  for(size_t i=0; i<sizeof(azBadVnodes)/sizeof(azBadVnodes[0]); i++){
+    set = 0;
+    CHECK( options_set(&cfg, &set, "vnodes", azBadVnodes[i], zErr, sizeof(zErr))==1 );
+    CHECK( has(zErr, "vnodes:") && has(zErr, "from 1 to 100000") );
+  }
+  set = 0;
+  CHECK( options_set(&cfg, &set, "vnodes", "100000", zErr, sizeof(zErr))==0 && cfg.vnodes==100000 );
+  static const char *azBadSeed[] = {"-1", "18446744073709551616", "99999999999999999999",
+                                    "1e3", "0x10", ""};
+  for(size_t i=0; i<sizeof(azBadSeed)/sizeof(azBadSeed[0]); i++){
+    set = 0;
+    CHECK( options_set(&cfg, &set, "seed", azBadSeed[i], zErr, sizeof(zErr))==1 );
+    CHECK( has(zErr, "seed:") && has(zErr, "18446744073709551615") );
+  }
+  set = 0;
+  CHECK( options_set(&cfg, &set, "seed", "0", zErr, sizeof(zErr))==0 && cfg.seed==0 );
+  set = 0;
+  CHECK( options_set(&cfg, &set, "algorithm", "ketamax", zErr, sizeof(zErr))==1 );
+  CHECK( has(zErr, "algorithm: unknown value 'ketamax'; accepted: ring, ketama, "
+                   "jump, rendezvous, maglev, modn") );
+  set = 0;
+  CHECK( options_set(&cfg, &set, "hash", "sha1", zErr, sizeof(zErr))==1 );
+  CHECK( has(zErr, "hash: unknown value 'sha1'; accepted: xxh3, xxh64, md5, ") );
+
+  /* vnodes does not apply to modn; modn alone is fine. */
+  ring_config_default(&cfg);
+  set = 0;
+  CHECK( options_set(&cfg, &set, "algorithm", "modn", zErr, sizeof(zErr))==0 );
+  CHECK( options_check(&cfg, set, zErr, sizeof(zErr))==0 );
+  CHECK( options_set(&cfg, &set, "vnodes", "10", zErr, sizeof(zErr))==0 );
+  CHECK( options_check(&cfg, set, zErr, sizeof(zErr))==1 && has(zErr, "vnodes does not apply") );
+
+  char buf[64];
+  ring_config_default(&cfg);
+  cfg.seed = UINT64_MAX;
+  options_seed_text(&cfg, buf, sizeof(buf));
+  CHECK( strcmp(buf, "18446744073709551615")==0 );
+}
+
+static void test_split(void){
+  char *zKey, *zValue;
+  char a1[] = "  vnodes = 3 ";
+  CHECK( options_split(a1, &zKey, &zValue)==0 && strcmp(zKey, "vnodes")==0
+         && strcmp(zValue, "3")==0 );
+  char a2[] = "hash='xxh64'";
+  CHECK( options_split(a2, &zKey, &zValue)==0 && strcmp(zValue, "xxh64")==0 );
+  char a3[] = "k='it''s'";
+  CHECK( options_split(a3, &zKey, &zValue)==0 && strcmp(zValue, "it's")==0 );
+  char a4[] = "k=\"x\"";
+  CHECK( options_split(a4, &zKey, &zValue)==0 && strcmp(zValue, "x")==0 );
+  char a5[] = "k=`x`";
+  CHECK( options_split(a5, &zKey, &zValue)==0 && strcmp(zValue, "x")==0 );
+  char b1[] = "vnodes";
+  CHECK( options_split(b1, &zKey, &zValue)==1 );
+  char b2[] = "=3";
+  CHECK( options_split(b2, &zKey, &zValue)==1 );
+  char b3[] = "k=";
+  CHECK( options_split(b3, &zKey, &zValue)==1 );
+  char b4[] = "k=''";
+  CHECK( options_split(b4, &zKey, &zValue)==1 );
+}
+
+static void test_algorithms(void){
+  CHECK( ring_algorithm_from_name("ring")==RING_ALGO_RING );
+  CHECK( ring_algorithm_from_name("MODN")==RING_ALGO_MODN );
+  CHECK( ring_algorithm_from_name("jump")==RING_ALGO_JUMP );
+  CHECK( ring_algorithm_from_name("hrw")==-1 );
+  CHECK( strcmp(ring_algorithm_name(RING_ALGO_MODN), "modn")==0 );
+  CHECK( strcmp(ring_algorithm_names(),
+                "ring, ketama, jump, rendezvous, maglev, modn")==0 );
+}
+
+int main(void){
+  test_hash();
+  test_points();
+  test_names();
+  test_lookup_built();
+  test_lookup_edges(0);
+  test_lookup_edges(1);
+  test_build();
+  test_nomem();
+  test_align8();
+  test_options();
+  test_split();
+  test_algorithms();
+  return unit_summary();
+}
