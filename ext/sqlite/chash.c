@@ -10,7 +10,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
 
-#include "chash.h"
+#include "sqlite_layer.h"
 
 static void *ring_sqlite_malloc(size_t n){
   return sqlite3_malloc64(n);

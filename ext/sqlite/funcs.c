@@ -17,7 +17,7 @@
 */
 #include <string.h>
 
-#include "chash.h"
+#include "sqlite_layer.h"
 
 /* Decimal text of v, written to end at buf+24; returns where it starts.
 ** Two digits per division: integer keys are the common case of a scan. */

@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chash.h"
+#include "sqlite_layer.h"
 
 #define CONN_CACHE_SIZE   16
 #define STMT_CACHE_MAX    256      /* distinct specs in one statement */

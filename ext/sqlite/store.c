@@ -46,7 +46,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "chash.h"
+#include "sqlite_layer.h"
 
 int store_is_shadow_suffix(const char *zSuffix){
   static const char *const azSuffix[] = { "config", "nodes", "history" };

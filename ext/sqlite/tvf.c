@@ -49,7 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chash.h"
+#include "sqlite_layer.h"
 
 /* One virtual table object serves every use of a function. */
 typedef struct tvf_vtab {

@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "chash.h"
+#include "sqlite_layer.h"
 
 #define COLUMN_NODE    0
 #define COLUMN_WEIGHT  1

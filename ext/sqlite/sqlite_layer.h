@@ -1,5 +1,5 @@
 /*
-** chash.h: what the SQLite-facing parts of chash share: the per-connection
+** sqlite_layer.h: what the SQLite-facing parts of chash share: the per-connection
 ** context, the shadow-table store, ring-spec resolution and key hashing.
 **
 ** The parts:
@@ -12,8 +12,8 @@
 **   tvf.c      the table-valued functions
 **   chash.c    the entry point that registers them
 */
-#ifndef CHASH_H
-#define CHASH_H
+#ifndef CHASH_SQLITE_LAYER_H
+#define CHASH_SQLITE_LAYER_H
 
 #include <sqlite3ext.h>
 #ifndef SQLITE_CORE
