@@ -1,16 +1,16 @@
 /*
 ** jump.c: Lamping & Veach's jump consistent hash ("A Fast, Minimal Memory,
-** Consistent Hash Algorithm", 2014), written from its definition
-** (research/compat-spec.md, 6.1).
+** Consistent Hash Algorithm", 2014), written from its definition.
 **
 ** The key's 64-bit position is the jump key; the nodes are buckets
-** 0..n-1 in the order they joined (ring.c keeps that order in
-** r->buckets). Growing n moves only 1/n of the keys, all onto the new
-** bucket; so only the last bucket can leave without moving other keys,
-** which is why chash refuses to remove any other node. No weights. Lookup
-** costs O(log n) steps and no memory.
+** 0..n-1 in the order they joined. Growing n moves only 1/n of the keys,
+** all onto the new bucket; so only the last bucket can leave without
+** moving other keys, which is why a commit that removes any other node is
+** refused. No weights. Lookup costs O(log n) steps and no memory.
 */
-#include "algos.h"
+#include <stdio.h>
+
+#include "algo.h"
 
 uint32_t jump_bucket(uint64_t k, uint32_t n){
   int64_t b = -1, j = 0;
@@ -22,3 +22,83 @@ uint32_t jump_bucket(uint64_t k, uint32_t n){
   }
   return (uint32_t)b;
 }
+
+/* Buckets keep the order the nodes joined in. */
+static int jump_build(ring *r, const ring *prev, char *zErr, size_t nErr){
+  (void)prev; (void)zErr; (void)nErr;
+  int rc = ring_units_alloc(r, r->n_nodes);
+  if( rc!=RING_OK ) return rc;
+  for(uint32_t k=0; k<r->n_nodes; k++) r->unit_owners[r->nodes[k].join] = k;
+  return RING_OK;
+}
+
+static uint32_t jump_unit_of(const ring *r, uint64_t pos){
+  return jump_bucket(pos, r->n_nodes);
+}
+
+/* 1/n each, the expectation: jump's buckets are uniform, and exact counts
+** over 2^64 keys cannot be computed. */
+static int jump_shares(ring *r){
+  for(uint32_t n=0; n<r->n_nodes; n++) r->nodes[n].share = 1.0/r->n_nodes;
+  return RING_OK;
+}
+
+static const char *jump_check_weight(const ring_config *cfg, double w){
+  (void)cfg;
+  if( w!=1.0 ){
+    return "algorithm jump has no weights: every node's weight must be 1";
+  }
+  return NULL;
+}
+
+/*
+** Only the last nodes can leave. Checked when the transaction commits,
+** not at each removal, so that one transaction (or one DELETE, which
+** removes in id order) can remove several of the last nodes, or all: every
+** node of the committed version that is gone must have joined after every
+** one that stays.
+*/
+static int jump_check_commit(const ring_config *cfg,
+                             const ring_input *aBefore, uint32_t nBefore,
+                             const ring_input *aAfter, uint32_t nAfter,
+                             char *zErr, size_t nErr){
+  (void)cfg;
+  /* Both lists are in join order, so their ids ascend: walk them together
+  ** to find the last node that stays and the first that left. */
+  const ring_input *pLastKept = NULL, *pFirstGone = NULL;
+  uint32_t a = 0;
+  for(uint32_t b=0; b<nBefore; b++){
+    while( a<nAfter && aAfter[a].id<aBefore[b].id ) a++;
+    if( a<nAfter && aAfter[a].id==aBefore[b].id ){
+      pLastKept = &aAfter[a];            /* its name now (renames) */
+    }else if( pFirstGone==NULL ){
+      pFirstGone = &aBefore[b];
+    }
+  }
+  if( pFirstGone && pLastKept && pFirstGone->id<pLastKept->id ){
+    snprintf(zErr, nErr, "cannot remove node %.*s: algorithm jump numbers "
+             "nodes as buckets in the order they joined, so only the last "
+             "one (%.*s) can be removed; removing another would move keys "
+             "between all the nodes after it (remove those too, in the same "
+             "transaction, or none)", (int)pFirstGone->name_len,
+             pFirstGone->name, (int)pLastKept->name_len, pLastKept->name);
+    return RING_INVALID;
+  }
+  return RING_OK;
+}
+
+const ring_algo algo_jump = {
+  .name = "jump",
+  .default_hash = HASH_XXH3,
+  .units = RING_UNITS_BUCKETS,
+  .unit_name = "buckets",
+  .no_units = "a key's bucket comes from pseudo-random jumps seeded by its "
+              "position, not from ranges of positions",
+  .no_diff = "a key's bucket comes from pseudo-random jumps seeded by its "
+             "position, not from ranges of positions",
+  .build = jump_build,
+  .unit_of = jump_unit_of,
+  .shares = jump_shares,
+  .check_weight = jump_check_weight,
+  .check_commit = jump_check_commit,
+};

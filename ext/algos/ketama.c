@@ -22,7 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algos.h"
+#include "algo.h"
+#include "options.h"
 
 /* Points of a node of weight w among n nodes of total weight W. The float
 ** steps are the point: they decide when a group of 4 is lost. */
@@ -38,7 +39,8 @@ static uint32_t ketama_points(double w, double W, uint32_t n, int vnodes){
   return 4 * (uint32_t)floorf(t);
 }
 
-void ketama_digest(const ring_node *node, uint32_t i, uint64_t aPos[4]){
+/* The 4 points of node's digest i: MD5("N-i") words 0..3. */
+static void ketama_digest(const ring_node *node, uint32_t i, uint64_t aPos[4]){
   char label[RING_MAX_NAME + 16];
   memcpy(label, node->name, node->name_len);
   int len = (int)node->name_len;
@@ -52,20 +54,6 @@ void ketama_digest(const ring_node *node, uint32_t i, uint64_t aPos[4]){
   }
 }
 
-typedef struct ketama_point {
-  uint64_t pos;
-  uint32_t node;           /* index in r->nodes (name order) */
-  uint32_t rank;           /* twemproxy's server order */
-  uint32_t gen;            /* 4*i + word */
-} ketama_point;
-
-static int point_compare(const void *pa, const void *pb){
-  const ketama_point *a = pa, *b = pb;
-  if( a->pos!=b->pos ) return a->pos<b->pos ? -1 : 1;
-  if( a->rank!=b->rank ) return a->rank<b->rank ? -1 : 1;
-  return (a->gen>b->gen) - (a->gen<b->gen);
-}
-
 /* twemproxy's server order: by name length, then bytewise. */
 static int rank_compare(const void *pa, const void *pb){
   const ring_node *a = *(const ring_node *const *)pa;
@@ -74,7 +62,8 @@ static int rank_compare(const void *pa, const void *pb){
   return memcmp(a->name, b->name, a->name_len);
 }
 
-int ketama_build(ring *r){
+static int ketama_build(ring *r, const ring *prev, char *zErr, size_t nErr){
+  (void)prev;
   uint32_t n = r->n_nodes;
   double W = 0.0;
   uint64_t total = 0;
@@ -84,47 +73,106 @@ int ketama_build(ring *r){
                                        r->config.vnodes);
     total += r->nodes[k].points;
   }
-  if( total==0 ) return RING_OK;
-
-  /* Rank the nodes in twemproxy's order (names are distinct, so qsort's
-  ** instability does not matter). */
-  const ring_node **aOrder = ring_alloc(sizeof(*aOrder) * n);
-  uint32_t *aRank = ring_alloc(sizeof(uint32_t) * n);
-  ketama_point *aPoint = ring_alloc(sizeof(ketama_point) * total);
-  r->positions = ring_alloc(sizeof(uint64_t) * total);
-  r->owners = ring_alloc(sizeof(uint32_t) * total);
-  if( !aOrder || !aRank || !aPoint || !r->positions || !r->owners ){
-    ring_dealloc(aOrder);
-    ring_dealloc(aRank);
-    ring_dealloc(aPoint);
-    return RING_NOMEM;
+  if( total==0 ){
+    if( n==0 ) return RING_OK;
+    /* The groups of 4 with twemproxy's float steps: with a small vnodes,
+    ** every node's count can round down to 0. */
+    snprintf(zErr, nErr, "algorithm ketama gives none of the %u nodes a "
+             "point: vnodes %d rounds each node's count down to 0; use a "
+             "larger vnodes (twemproxy and libmemcached use 160)", n,
+             r->config.vnodes);
+    return RING_INVALID;
   }
-  for(uint32_t k=0; k<n; k++) aOrder[k] = &r->nodes[k];
-  qsort(aOrder, n, sizeof(*aOrder), rank_compare);
-  for(uint32_t k=0; k<n; k++) aRank[aOrder[k] - r->nodes] = k;
 
-  uint32_t m = 0;
-  for(uint32_t k=0; k<n; k++){
-    for(uint32_t i=0; i<r->nodes[k].points/4; i++){
-      uint64_t aPos[4];
-      ketama_digest(&r->nodes[k], i, aPos);
-      for(uint32_t w=0; w<4; w++){
-        aPoint[m].pos = aPos[w];
-        aPoint[m].node = k;
-        aPoint[m].rank = aRank[k];
-        aPoint[m].gen = 4*i + w;
-        m++;
+  /* Make the points in twemproxy's server order, so that the stable sort
+  ** leaves equal points in that order (names are distinct, so qsort's
+  ** instability does not matter here). */
+  const ring_node **aOrder = ring_alloc(sizeof(*aOrder) * n);
+  ring_point *aPoint = ring_alloc(sizeof(ring_point) * total);
+  int rc = RING_NOMEM;
+  if( aOrder && aPoint ){
+    for(uint32_t k=0; k<n; k++) aOrder[k] = &r->nodes[k];
+    qsort(aOrder, n, sizeof(*aOrder), rank_compare);
+    uint32_t m = 0;
+    for(uint32_t o=0; o<n; o++){
+      uint32_t k = (uint32_t)(aOrder[o] - r->nodes);
+      for(uint32_t i=0; i<r->nodes[k].points/4; i++){
+        uint64_t aPos[4];
+        ketama_digest(&r->nodes[k], i, aPos);
+        for(uint32_t w=0; w<4; w++){
+          aPoint[m].pos = aPos[w];
+          aPoint[m].node = k;
+          m++;
+        }
       }
     }
+    rc = ring_points_set(r, aPoint, (uint32_t)total);
   }
-  qsort(aPoint, total, sizeof(ketama_point), point_compare);
-  for(uint32_t i=0; i<total; i++){
-    r->positions[i] = aPoint[i].pos;
-    r->owners[i] = aPoint[i].node;
-  }
-  r->n_points = (uint32_t)total;
   ring_dealloc(aOrder);
-  ring_dealloc(aRank);
   ring_dealloc(aPoint);
-  return RING_OK;
+  return rc;
 }
+
+static uint32_t ketama_node_positions(const ring *r, uint32_t n,
+                                      uint64_t *aPos){
+  const ring_node *node = &r->nodes[n];
+  for(uint32_t i=0; i<node->points/4; i++) ketama_digest(node, i, aPos + 4*i);
+  return 0;
+}
+
+/* The most a node can get is vnodes (all the weight, one node). */
+static int64_t ketama_max_points(const ring_config *cfg, double w){
+  (void)w;
+  return cfg->vnodes;
+}
+
+static int ketama_check_options(ring_config *cfg, unsigned set, char *zErr,
+                                size_t nErr){
+  (void)set;
+  if( hash_space_bits(cfg->hash)==64 ){
+    snprintf(zErr, nErr, "algorithm ketama has 32-bit points, so its hash "
+             "must be a 32-bit key hash, not %s: md5 (the default), "
+             "fnv1a_64, fnv1_64, fnv1a_32, fnv1_32, one_at_a_time, crc32, "
+             "crc32a, murmur, jenkins, hsieh", hash_name(cfg->hash));
+    return 1;
+  }
+  if( cfg->vnodes%4!=0 ){
+    snprintf(zErr, nErr, "vnodes: algorithm ketama needs a multiple of 4 "
+             "(each MD5 digest gives 4 points); twemproxy and libmemcached "
+             "use 160");
+    return 1;
+  }
+  return 0;
+}
+
+/*
+** With vnodes 4 (the only count under 8 it takes) every node's count can
+** round down to 0: 41 nodes of equal weight give a ring without a point,
+** which could place nothing. Checked when the transaction commits, by
+** building the ring (one MD5 digest per node at most); from 8 on it
+** cannot happen.
+*/
+static int ketama_check_commit(const ring_config *cfg,
+                               const ring_input *aBefore, uint32_t nBefore,
+                               const ring_input *aAfter, uint32_t nAfter,
+                               char *zErr, size_t nErr){
+  (void)aBefore; (void)nBefore;
+  if( cfg->vnodes>=8 ) return RING_OK;
+  ring *r = NULL;
+  int rc = ring_build(cfg, aAfter, nAfter, &r, zErr, nErr);
+  ring_release(r);
+  return rc;
+}
+
+const ring_algo algo_ketama = {
+  .name = "ketama",
+  .default_hash = HASH_MD5,
+  .options = OPTION_VNODES,
+  .units = RING_UNITS_POINTS,
+  .unit_name = "points",
+  .check_options = ketama_check_options,
+  .max_points = ketama_max_points,
+  .build = ketama_build,
+  .node_positions = ketama_node_positions,
+  .check_commit = ketama_check_commit,
+};

@@ -16,7 +16,10 @@
 ** permutation always uses XXH64 as Envoy does; the ring's hash option
 ** only hashes keys (default xxh64, Envoy's request hash).
 */
-#include "algos.h"
+#include <stdio.h>
+
+#include "algo.h"
+#include "options.h"
 
 typedef struct maglev_entry {
   uint64_t offset, skip, next;
@@ -31,16 +34,15 @@ static void maglev_permutation(const ring_node *node, uint64_t m,
   *pSkip = hash_bytes(HASH_XXH64, 1, node->name, node->name_len) % (m-1) + 1;
 }
 
-int maglev_build(ring *r){
+static int maglev_build(ring *r, const ring *prev, char *zErr, size_t nErr){
+  (void)prev; (void)zErr; (void)nErr;
   uint32_t n = r->n_nodes;
   uint64_t m = r->config.table;
   if( n==0 ) return RING_OK;
+  if( ring_units_alloc(r, (uint32_t)m)!=RING_OK ) return RING_NOMEM;
+  uint32_t *table = r->unit_owners;
   maglev_entry *aEntry = ring_alloc(sizeof(maglev_entry) * n);
-  r->table = ring_alloc(sizeof(uint32_t) * m);
-  if( aEntry==NULL || r->table==NULL ){
-    ring_dealloc(aEntry);
-    return RING_NOMEM;
-  }
+  if( aEntry==NULL ) return RING_NOMEM;
   double total = 0.0, wmax = 0.0;
   for(uint32_t k=0; k<n; k++) total += r->nodes[k].weight;
   for(uint32_t k=0; k<n; k++){
@@ -52,7 +54,7 @@ int maglev_build(ring *r){
     e->target = 0.0;
     if( e->weight>wmax ) wmax = e->weight;
   }
-  for(uint64_t s=0; s<m; s++) r->table[s] = UINT32_MAX;
+  for(uint64_t s=0; s<m; s++) table[s] = UINT32_MAX;
   uint64_t filled = 0;
   for(uint64_t round=1; filled<m; round++){
     for(uint32_t k=0; k<n && filled<m; k++){
@@ -60,11 +62,11 @@ int maglev_build(ring *r){
       if( (double)round * e->weight < e->target ) continue;
       e->target += wmax;     /* repeated addition, as Envoy: not round*wmax */
       uint64_t c = (e->offset + e->skip * e->next) % m;
-      while( r->table[c]!=UINT32_MAX ){
+      while( table[c]!=UINT32_MAX ){
         e->next++;
         c = (e->offset + e->skip * e->next) % m;
       }
-      r->table[c] = k;
+      table[c] = k;
       r->nodes[k].points++;
       e->next++;
       filled++;
@@ -81,9 +83,9 @@ static uint64_t mulmod(uint64_t x, uint64_t y, uint64_t m){
 
 /* j = (s - offset) / skip mod m; m is prime, so skip has the inverse
 ** skip^(m-2) (Fermat). */
-uint64_t ring_slot_preference(const ring *r, uint32_t s){
+static uint64_t maglev_slot_replica(const ring *r, uint32_t s){
   uint64_t m = r->config.table, offset, skip;
-  maglev_permutation(&r->nodes[r->table[s]], m, &offset, &skip);
+  maglev_permutation(&r->nodes[r->unit_owners[s]], m, &offset, &skip);
   uint64_t inv = 1, base = skip;
   for(uint64_t e=m-2; e; e>>=1){
     if( e & 1 ) inv = mulmod(inv, base, m);
@@ -91,3 +93,24 @@ uint64_t ring_slot_preference(const ring *r, uint32_t s){
   }
   return mulmod((s + m - offset) % m, inv, m);
 }
+
+/* The table must have at least as many slots as nodes. */
+static const char *maglev_check_count(const ring_config *cfg, uint64_t n,
+                                      char *zErr, size_t nErr){
+  if( n<=cfg->table ) return NULL;
+  snprintf(zErr, nErr, "a maglev table of %u slots holds at most %u nodes "
+           "(%llu given); create the ring with a larger table option",
+           cfg->table, cfg->table, (unsigned long long)n);
+  return zErr;
+}
+
+const ring_algo algo_maglev = {
+  .name = "maglev",
+  .default_hash = HASH_XXH64,
+  .options = OPTION_TABLE,
+  .units = RING_UNITS_SLOTS,
+  .unit_name = "slots",
+  .build = maglev_build,
+  .slot_replica = maglev_slot_replica,
+  .check_count = maglev_check_count,
+};

@@ -5,7 +5,7 @@
 ** How node and key combine (this is chash's own definition; it is not
 ** meant to match any router):
 **   h    = the node name hashed with the ring's hash and seed (kept per
-**          node in r->node_hashes)
+**          node in r->state)
 **   c    = Hash128to64(h, pos), CityHash's 128-to-64 mix of the node hash
 **          (high half) and the key's position (low half):
 **            a = (pos ^ h) * K;  a ^= a >> 47;
@@ -20,7 +20,7 @@
 */
 #include <math.h>
 
-#include "algos.h"
+#include "algo.h"
 
 #define HASH128_MUL 0x9ddfea08eb382d69ULL
 
@@ -32,29 +32,33 @@ static uint64_t hash128to64(uint64_t high, uint64_t low){
   return b * HASH128_MUL;
 }
 
-int rendezvous_build(ring *r){
+static int rendezvous_build(ring *r, const ring *prev, char *zErr,
+                            size_t nErr){
+  (void)prev; (void)zErr; (void)nErr;
   if( r->n_nodes==0 ) return RING_OK;
-  r->node_hashes = ring_alloc(sizeof(uint64_t) * r->n_nodes);
-  if( r->node_hashes==NULL ) return RING_NOMEM;
+  uint64_t *aHash = ring_alloc(sizeof(uint64_t) * r->n_nodes);
+  if( aHash==NULL ) return RING_NOMEM;
   for(uint32_t k=0; k<r->n_nodes; k++){
     const ring_node *node = &r->nodes[k];
-    r->node_hashes[k] = hash_bytes(r->config.hash, r->config.seed, node->name,
-                                   node->name_len);
+    aHash[k] = hash_bytes(r->config.hash, r->config.seed, node->name,
+                          node->name_len);
   }
+  r->state = aHash;
   return RING_OK;
 }
 
-double ring_score(const ring *r, uint32_t n, uint64_t pos){
-  uint64_t c = hash128to64(r->node_hashes[n], pos);
+static double rendezvous_score(const ring *r, uint32_t n, uint64_t pos){
+  const uint64_t *aHash = r->state;
+  uint64_t c = hash128to64(aHash[n], pos);
   double u = ((double)(c >> 12) + 0.5) / 4503599627370496.0;   /* 2^52 */
   return -r->nodes[n].weight / log(u);
 }
 
-uint32_t rendezvous_lookup(const ring *r, uint64_t pos){
+static uint32_t rendezvous_lookup(const ring *r, uint64_t pos){
   uint32_t best = 0;
   double bestScore = -1.0;
   for(uint32_t k=0; k<r->n_nodes; k++){
-    double score = ring_score(r, k, pos);
+    double score = rendezvous_score(r, k, pos);
     if( score>bestScore ){
       bestScore = score;
       best = k;
@@ -62,3 +66,28 @@ uint32_t rendezvous_lookup(const ring *r, uint64_t pos){
   }
   return best;
 }
+
+/* weight / total weight: the probability that the node wins when the
+** scores are independent and uniform. */
+static int rendezvous_shares(ring *r){
+  double sum = 0.0;
+  for(uint32_t n=0; n<r->n_nodes; n++) sum += r->nodes[n].weight;
+  for(uint32_t n=0; n<r->n_nodes; n++){
+    r->nodes[n].share = r->nodes[n].weight / sum;
+  }
+  return RING_OK;
+}
+
+const ring_algo algo_rendezvous = {
+  .name = "rendezvous",
+  .default_hash = HASH_XXH3,
+  .units = RING_UNITS_NONE,
+  .no_units = "a key's owner is the node that scores highest for it, not a "
+              "range of positions",
+  .no_diff = "a key's owner is the node that scores highest for it, not a "
+             "range of positions",
+  .build = rendezvous_build,
+  .lookup = rendezvous_lookup,
+  .shares = rendezvous_shares,
+  .score = rendezvous_score,
+};

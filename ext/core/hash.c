@@ -7,6 +7,7 @@
 ** MD5 is nettle's and CRC-32 is zlib's (chash.so links both); the small
 ** twemproxy/libmemcached hashes are in keyhash.c.
 */
+#include <stdio.h>
 #include <strings.h>
 
 #define XXH_INLINE_ALL
@@ -44,9 +45,16 @@ const char *hash_name(hash_id id){
   return hash_names_by_id[id];
 }
 
-const char *hash_names(void){
-  return "xxh3, xxh64, md5, fnv1a_64, fnv1_64, fnv1a_32, fnv1_32, "
-         "one_at_a_time, crc32, crc32a, murmur, jenkins, hsieh";
+const char *hash_names(char *zOut, size_t nOut){
+  size_t n = 0;
+  zOut[0] = 0;
+  for(int i=0; i<HASH_COUNT && n<nOut; i++){
+    int k = snprintf(zOut+n, nOut-n, "%s%s", i ? ", " : "",
+                     hash_names_by_id[i]);
+    if( k<0 ) break;
+    n += (size_t)k;
+  }
+  return zOut;
 }
 
 unsigned hash_space_bits(hash_id id){

@@ -37,8 +37,9 @@ int hash_from_name(const char *zName);
 /* The canonical name of a hash, e.g. "xxh3". */
 const char *hash_name(hash_id id);
 
-/* "xxh3, xxh64, md5, ...": the accepted names, for error messages. */
-const char *hash_names(void);
+/* "xxh3, xxh64, md5, ...": every hash's name, for error messages, into
+** zOut (nOut bytes). Returns zOut. */
+const char *hash_names(char *zOut, size_t nOut);
 
 /* Bits in a hash's positions: 64, 32, or 15 (crc32). */
 unsigned hash_space_bits(hash_id id);

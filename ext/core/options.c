@@ -9,11 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "algo.h"
 #include "options.h"
-
-const char *options_names(void){
-  return "algorithm, hash, vnodes, seed, table";
-}
 
 /* Parse an unsigned decimal integer of at most 20 digits, no sign, no
 ** blanks. Returns 0 on success. */
@@ -38,91 +35,173 @@ static int is_prime(uint64_t v){
   return 1;
 }
 
-int options_set(ring_config *cfg, unsigned *pSet, const char *zKey,
-                const char *zValue, char *zErr, size_t nErr){
-  unsigned bit;
-  if( strcasecmp(zKey, "algorithm")==0 )   bit = OPTION_ALGORITHM;
-  else if( strcasecmp(zKey, "hash")==0 )   bit = OPTION_HASH;
-  else if( strcasecmp(zKey, "vnodes")==0 ) bit = OPTION_VNODES;
-  else if( strcasecmp(zKey, "seed")==0 )   bit = OPTION_SEED;
-  else if( strcasecmp(zKey, "table")==0 )  bit = OPTION_TABLE;
-  else{
-    snprintf(zErr, nErr, "unknown option '%s'; accepted: %s", zKey,
-             options_names());
-    return 1;
-  }
-  if( *pSet & bit ){
-    snprintf(zErr, nErr, "option %s is given more than once", zKey);
-    return 1;
-  }
-  *pSet |= bit;
+/* -------------------------------------------------- each option */
 
+static int set_algorithm(ring_config *cfg, const char *zValue, char *zErr,
+                         size_t nErr){
+  const ring_algo *a = ring_algorithm_from_name(zValue);
+  if( a==NULL ){
+    char zList[400];
+    snprintf(zErr, nErr, "algorithm: unknown value '%s'; accepted: %s",
+             zValue, ring_algorithm_list(zList, sizeof(zList)));
+    return 1;
+  }
+  cfg->algo = a;
+  return 0;
+}
+
+static void text_algorithm(const ring_config *cfg, char *zOut, size_t nOut){
+  snprintf(zOut, nOut, "%s", cfg->algo->name);
+}
+
+static int set_hash(ring_config *cfg, const char *zValue, char *zErr,
+                    size_t nErr){
+  int h = hash_from_name(zValue);
+  if( h<0 ){
+    char zList[400];
+    snprintf(zErr, nErr, "hash: unknown value '%s'; accepted: %s", zValue,
+             hash_names(zList, sizeof(zList)));
+    return 1;
+  }
+  cfg->hash = h;
+  return 0;
+}
+
+static void text_hash(const ring_config *cfg, char *zOut, size_t nOut){
+  snprintf(zOut, nOut, "%s", hash_name(cfg->hash));
+}
+
+static int set_vnodes(ring_config *cfg, const char *zValue, char *zErr,
+                      size_t nErr){
   uint64_t v;
-  switch( bit ){
-    case OPTION_ALGORITHM: {
-      int a = ring_algorithm_from_name(zValue);
-      if( a<0 ){
-        snprintf(zErr, nErr, "algorithm: unknown value '%s'; accepted: %s",
-                 zValue, ring_algorithm_names());
-        return 1;
-      }
-      cfg->algorithm = a;
-      break;
-    }
-    case OPTION_HASH: {
-      int h = hash_from_name(zValue);
-      if( h<0 ){
-        snprintf(zErr, nErr, "hash: unknown value '%s'; accepted: %s",
-                 zValue, hash_names());
-        return 1;
-      }
-      cfg->hash = h;
-      break;
-    }
-    case OPTION_VNODES:
-      if( parse_u64(zValue, &v) || v<1 || v>RING_MAX_VNODES ){
-        snprintf(zErr, nErr, "vnodes: '%s' is not an integer from 1 to %d",
-                 zValue, RING_MAX_VNODES);
-        return 1;
-      }
-      cfg->vnodes = (int)v;
-      break;
-    case OPTION_SEED:
-      if( parse_u64(zValue, &v) ){
-        snprintf(zErr, nErr, "seed: '%s' is not an integer from 0 to "
-                 "18446744073709551615", zValue);
-        return 1;
-      }
-      cfg->seed = v;
-      break;
-    case OPTION_TABLE:
-      if( parse_u64(zValue, &v) || v<2 || v>RING_MAX_TABLE || !is_prime(v) ){
-        snprintf(zErr, nErr, "table: '%s' is not a prime from 2 to %d (maglev "
-                 "tables have a prime size, e.g. 65537)", zValue,
-                 RING_MAX_TABLE);
-        return 1;
-      }
-      cfg->table = (uint32_t)v;
-      break;
+  if( parse_u64(zValue, &v) || v<1 || v>RING_MAX_VNODES ){
+    snprintf(zErr, nErr, "vnodes: '%s' is not an integer from 1 to %d",
+             zValue, RING_MAX_VNODES);
+    return 1;
+  }
+  cfg->vnodes = (int)v;
+  return 0;
+}
+
+static void text_vnodes(const ring_config *cfg, char *zOut, size_t nOut){
+  snprintf(zOut, nOut, "%d", cfg->vnodes);
+}
+
+static int set_seed(ring_config *cfg, const char *zValue, char *zErr,
+                    size_t nErr){
+  if( parse_u64(zValue, &cfg->seed) ){
+    snprintf(zErr, nErr, "seed: '%s' is not an integer from 0 to "
+             "18446744073709551615", zValue);
+    return 1;
   }
   return 0;
 }
 
-int options_check(ring_config *cfg, unsigned set, char *zErr, size_t nErr){
-  ring_algorithm a = cfg->algorithm;
-  const char *zAlgo = ring_algorithm_name(a);
-  if( !(set & OPTION_HASH) ){
-    if( a==RING_ALGO_KETAMA ) cfg->hash = HASH_MD5;
-    if( a==RING_ALGO_MAGLEV ) cfg->hash = HASH_XXH64;
-  }
-  if( (set & OPTION_VNODES) && a!=RING_ALGO_RING && a!=RING_ALGO_KETAMA ){
-    snprintf(zErr, nErr, "vnodes does not apply to algorithm %s "
-             "(it has no virtual nodes; only ring and ketama do)", zAlgo);
+/* Text, not an integer: seeds above 2^63 do not fit SQLite's integers. */
+static void text_seed(const ring_config *cfg, char *zOut, size_t nOut){
+  snprintf(zOut, nOut, "%" PRIu64, cfg->seed);
+}
+
+static int set_table(ring_config *cfg, const char *zValue, char *zErr,
+                     size_t nErr){
+  uint64_t v;
+  if( parse_u64(zValue, &v) || v<2 || v>RING_MAX_TABLE || !is_prime(v) ){
+    snprintf(zErr, nErr, "table: '%s' is not a prime from 2 to %d (maglev "
+             "tables have a prime size, e.g. 65537)", zValue, RING_MAX_TABLE);
     return 1;
   }
-  if( (set & OPTION_TABLE) && a!=RING_ALGO_MAGLEV ){
-    snprintf(zErr, nErr, "table does not apply to algorithm %s "
-             "(it is the lookup table size of maglev)", zAlgo);
+  cfg->table = (uint32_t)v;
+  return 0;
+}
+
+static void text_table(const ring_config *cfg, char *zOut, size_t nOut){
+  snprintf(zOut, nOut, "%u", cfg->table);
+}
+
+/* ------------------------------------------------------ the table */
+
+typedef struct option_def {
+  const char *name;
+  unsigned bit;
+  const char *about;       /* what it is, for "does not apply" messages */
+  int (*set)(ring_config *cfg, const char *zValue, char *zErr, size_t nErr);
+  void (*text)(const ring_config *cfg, char *zOut, size_t nOut);
+  int integer;             /* stored as an INTEGER (else TEXT) */
+} option_def;
+
+/* Options that apply to every algorithm. */
+#define OPTION_UNIVERSAL (OPTION_ALGORITHM|OPTION_HASH|OPTION_SEED)
+
+static const option_def option_defs[] = {
+  { "algorithm", OPTION_ALGORITHM, "the placement rule",
+    set_algorithm, text_algorithm, 0 },
+  { "hash", OPTION_HASH, "the hash of keys and points", set_hash, text_hash,
+    0 },
+  { "vnodes", OPTION_VNODES, "virtual nodes per unit of weight",
+    set_vnodes, text_vnodes, 1 },
+  { "seed", OPTION_SEED, "the seed of the hash", set_seed, text_seed, 0 },
+  { "table", OPTION_TABLE, "the lookup table size", set_table, text_table,
+    1 },
+};
+
+#define N_OPTION ((int)(sizeof(option_defs)/sizeof(option_defs[0])))
+
+const char *options_names(char *zOut, size_t nOut){
+  size_t n = 0;
+  zOut[0] = 0;
+  for(int i=0; i<N_OPTION && n<nOut; i++){
+    int k = snprintf(zOut+n, nOut-n, "%s%s", i ? ", " : "",
+                     option_defs[i].name);
+    if( k<0 ) break;
+    n += (size_t)k;
+  }
+  return zOut;
+}
+
+int options_set(ring_config *cfg, unsigned *pSet, const char *zKey,
+                const char *zValue, char *zErr, size_t nErr){
+  const option_def *o = NULL;
+  for(int i=0; i<N_OPTION; i++){
+    if( strcasecmp(zKey, option_defs[i].name)==0 ) o = &option_defs[i];
+  }
+  if( o==NULL ){
+    char zList[400];
+    snprintf(zErr, nErr, "unknown option '%s'; accepted: %s", zKey,
+             options_names(zList, sizeof(zList)));
+    return 1;
+  }
+  if( *pSet & o->bit ){
+    snprintf(zErr, nErr, "option %s is given more than once", o->name);
+    return 1;
+  }
+  *pSet |= o->bit;
+  return o->set(cfg, zValue, zErr, nErr);
+}
+
+/* "ring, ketama": the algorithms that take option o. */
+static void takers(const option_def *o, char *zOut, size_t nOut){
+  size_t n = 0;
+  zOut[0] = 0;
+  for(int i=0; ring_algos[i] && n<nOut; i++){
+    if( (ring_algos[i]->options & o->bit)==0 ) continue;
+    int k = snprintf(zOut+n, nOut-n, "%s%s", n ? ", " : "",
+                     ring_algos[i]->name);
+    if( k<0 ) break;
+    n += (size_t)k;
+  }
+}
+
+int options_check(ring_config *cfg, unsigned set, char *zErr, size_t nErr){
+  const ring_algo *a = cfg->algo;
+  if( !(set & OPTION_HASH) ) cfg->hash = a->default_hash;
+  for(int i=0; i<N_OPTION; i++){
+    const option_def *o = &option_defs[i];
+    if( !(set & o->bit) || (o->bit & (OPTION_UNIVERSAL|a->options)) ) continue;
+    char zList[400];
+    takers(o, zList, sizeof(zList));
+    snprintf(zErr, nErr, "%s does not apply to algorithm %s (it is %s; "
+             "algorithms that take it: %s)", o->name, a->name, o->about,
+             zList);
     return 1;
   }
   if( (set & OPTION_SEED) && !hash_has_seed(cfg->hash) ){
@@ -130,20 +209,37 @@ int options_check(ring_config *cfg, unsigned set, char *zErr, size_t nErr){
              "xxh64 take a seed)", hash_name(cfg->hash));
     return 1;
   }
-  if( a==RING_ALGO_KETAMA && hash_space_bits(cfg->hash)==64 ){
-    snprintf(zErr, nErr, "algorithm ketama has 32-bit points, so its hash "
-             "must be a 32-bit key hash, not %s: md5 (the default), "
-             "fnv1a_64, fnv1_64, fnv1a_32, fnv1_32, one_at_a_time, crc32, "
-             "crc32a, murmur, jenkins, hsieh", hash_name(cfg->hash));
-    return 1;
-  }
-  if( a==RING_ALGO_KETAMA && cfg->vnodes%4!=0 ){
-    snprintf(zErr, nErr, "vnodes: algorithm ketama needs a multiple of 4 "
-             "(each MD5 digest gives 4 points); twemproxy and libmemcached "
-             "use 160");
-    return 1;
-  }
+  if( a->check_options ) return a->check_options(cfg, set, zErr, nErr);
   return 0;
+}
+
+int options_stored(const ring_config *cfg, int i, const char **pzKey,
+                   char *zValue, size_t nValue, int *pbStore,
+                   int *pbInteger){
+  if( i<0 || i>=N_OPTION ) return 0;
+  const option_def *o = &option_defs[i];
+  *pzKey = o->name;
+  *pbInteger = o->integer;
+  o->text(cfg, zValue, nValue);
+  *pbStore = 1;
+  if( (o->bit & OPTION_REQUIRED)==0 ){
+    ring_config def;
+    char zDefault[OPTION_MAX_TEXT];
+    ring_config_default(&def);
+    o->text(&def, zDefault, sizeof(zDefault));
+    *pbStore = strcmp(zValue, zDefault)!=0;
+  }
+  return 1;
+}
+
+int options_same(const ring_config *a, const ring_config *b){
+  for(int i=0; i<N_OPTION; i++){
+    char zA[OPTION_MAX_TEXT], zB[OPTION_MAX_TEXT];
+    option_defs[i].text(a, zA, sizeof(zA));
+    option_defs[i].text(b, zB, sizeof(zB));
+    if( strcmp(zA, zB)!=0 ) return 0;
+  }
+  return 1;
 }
 
 static char *trim(char *z){
@@ -177,8 +273,4 @@ int options_split(char *zArg, char **pzKey, char **pzValue){
   *pzKey = zKey;
   *pzValue = zValue;
   return 0;
-}
-
-void options_seed_text(const ring_config *cfg, char *zOut, size_t nOut){
-  snprintf(zOut, nOut, "%" PRIu64, cfg->seed);
 }

@@ -1,7 +1,12 @@
 /*
-** options.h: the options of a ring (algorithm, hash, vnodes, seed, table), as
-** written in CREATE VIRTUAL TABLE ... USING chash(...) and in inline JSON
-** ring specs. Pure C, no SQLite calls.
+** options.h: the options of a ring, as written in CREATE VIRTUAL TABLE ...
+** USING chash(...) and in inline JSON ring specs, and as stored in a ring
+** table's %_config rows. Pure C, no SQLite calls.
+**
+** Options are a table (options.c): adding one is a row there, a field of
+** ring_config and an OPTION_ bit here. algorithm, hash and seed apply to
+** every algorithm; the others to the algorithms whose descriptor lists
+** them (algo.h, `options`).
 */
 #ifndef CHASH_OPTIONS_H
 #define CHASH_OPTIONS_H
@@ -16,10 +21,10 @@
 #define OPTION_VNODES    0x04
 #define OPTION_SEED      0x08
 #define OPTION_TABLE     0x10
-#define OPTION_ALL       0x1F
 
-/* "algorithm, hash, vnodes, seed, table": the accepted option names. */
-const char *options_names(void);
+/* "algorithm, hash, ...": every option's name, for error messages, into
+** zOut (nOut bytes). Returns zOut. */
+const char *options_names(char *zOut, size_t nOut);
 
 /*
 ** Set option zKey to zValue in *cfg; *pSet records the options given.
@@ -44,7 +49,27 @@ int options_check(ring_config *cfg, unsigned set, char *zErr, size_t nErr);
 */
 int options_split(char *zArg, char **pzKey, char **pzValue);
 
-/* The value of the seed option as text, to store it. */
-void options_seed_text(const ring_config *cfg, char *zOut, size_t nOut);
+/*
+** The options to store for cfg, one at a time: for i = 0, 1, ... while it
+** returns 1, option i's name in *pzKey and its value as text in zValue
+** (nValue bytes, at least OPTION_MAX_TEXT). *pbStore is 0 for an option
+** that has its default and that older chash versions do not know, so
+** that rings which do not use it stay readable by them. *pbInteger: the
+** value is stored as an INTEGER, else as TEXT.
+*/
+int options_stored(const ring_config *cfg, int i, const char **pzKey,
+                   char *zValue, size_t nValue, int *pbStore,
+                   int *pbInteger);
+
+/* Bytes the text of any option value takes, with its NUL. */
+#define OPTION_MAX_TEXT 128
+
+/* The options every ring table has stored since format 1 (a %_config
+** without one of them is corrupt). */
+#define OPTION_REQUIRED (OPTION_ALGORITHM|OPTION_HASH|OPTION_VNODES \
+                         |OPTION_SEED|OPTION_TABLE)
+
+/* Do two configs place every key and point alike (every option equal)? */
+int options_same(const ring_config *a, const ring_config *b);
 
 #endif

@@ -1,9 +1,8 @@
 /*
 ** ring.c: the ring core (see ring.h for the model). Pure C, no SQLite.
-** The algorithm ring and modn live here (the ring's points are built in
-** ring_points.c, and looked up through ring_index.c's index); the others
-** are built in their own files (algos.h) and dispatched to from
-** ring_build, ring_lookup and compute_shares.
+** What every algorithm shares: the allocator, node checks and sorting,
+** the limits, exact shares from points or slots, and the dispatch to the
+** algorithm's descriptor (algo.h) for everything else.
 */
 #include <math.h>
 #include <stdio.h>
@@ -11,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "ring_impl.h"
+#include "ring_index.h"
 
 static void *(*ring_malloc)(size_t) = malloc;
 static void (*ring_free)(void *) = free;
@@ -29,68 +28,78 @@ void ring_dealloc(void *p){
   ring_free(p);
 }
 
-static const char *const algorithm_names[RING_ALGO_COUNT] = {
-  [RING_ALGO_RING] = "ring",
-  [RING_ALGO_MODN] = "modn",
-  [RING_ALGO_KETAMA] = "ketama",
-  [RING_ALGO_JUMP] = "jump",
-  [RING_ALGO_RENDEZVOUS] = "rendezvous",
-  [RING_ALGO_MAGLEV] = "maglev",
-};
-
 void ring_config_default(ring_config *cfg){
-  cfg->algorithm = RING_ALGO_RING;
+  cfg->algo = ring_algos[0];
   cfg->hash = HASH_XXH3;
   cfg->vnodes = 160;
   cfg->seed = 0;
   cfg->table = RING_DEFAULT_TABLE;
 }
 
-const char *ring_algorithm_name(ring_algorithm a){
-  return algorithm_names[a];
-}
-
-int ring_algorithm_from_name(const char *zName){
-  for(int i=0; i<RING_ALGO_COUNT; i++){
-    if( strcasecmp(zName, algorithm_names[i])==0 ) return i;
+const ring_algo *ring_algorithm_from_name(const char *zName){
+  for(int i=0; ring_algos[i]; i++){
+    if( strcasecmp(zName, ring_algos[i]->name)==0 ) return ring_algos[i];
   }
-  return -1;
+  return NULL;
 }
 
-const char *ring_algorithm_names(void){
-  return "ring, ketama, jump, rendezvous, maglev, modn";
+const char *ring_algorithm_name(const ring_algo *a){
+  return a->name;
+}
+
+const char *ring_algorithm_list(char *zOut, size_t nOut){
+  size_t n = 0;
+  zOut[0] = 0;
+  for(int i=0; ring_algos[i] && n<nOut; i++){
+    int k = snprintf(zOut+n, nOut-n, "%s%s", i ? ", " : "", ring_algos[i]->name);
+    if( k<0 ) break;
+    n += (size_t)k;
+  }
+  return zOut;
 }
 
 int64_t ring_node_points(const ring_config *cfg, double w){
   if( !(w>0.0) || !isfinite(w) || w>RING_MAX_WEIGHT ) return -1;
-  if( cfg->algorithm==RING_ALGO_KETAMA ) return cfg->vnodes;
-  if( cfg->algorithm!=RING_ALGO_RING ) return 0;
-  double p = round((double)cfg->vnodes * w);   /* half away from zero */
-  if( p<1.0 ) return 1;
-  return (int64_t)p;          /* at most 1e14: vnodes x RING_MAX_WEIGHT */
+  return cfg->algo->max_points ? cfg->algo->max_points(cfg, w) : 0;
 }
 
 const char *ring_check_weight(const ring_config *cfg, double w){
-  if( cfg->algorithm==RING_ALGO_JUMP && w!=1.0 ){
-    return "algorithm jump has no weights: every node's weight must be 1";
-  }
-  return NULL;
+  return cfg->algo->check_weight ? cfg->algo->check_weight(cfg, w) : NULL;
 }
 
 const char *ring_check_count(const ring_config *cfg, uint64_t n, char *zErr,
                              size_t nErr){
-  if( cfg->algorithm==RING_ALGO_MAGLEV && n>cfg->table ){
-    snprintf(zErr, nErr, "a maglev table of %u slots holds at most %u nodes "
-             "(%llu given); create the ring with a larger table option",
-             cfg->table, cfg->table, (unsigned long long)n);
-    return zErr;
-  }
-  return NULL;
+  if( cfg->algo->check_count==NULL ) return NULL;
+  return cfg->algo->check_count(cfg, n, zErr, nErr);
 }
 
 int ring_has_points(const ring *r){
-  return r->config.algorithm==RING_ALGO_RING
-      || r->config.algorithm==RING_ALGO_KETAMA;
+  return r->config.algo->units==RING_UNITS_POINTS;
+}
+
+int ring_lists_units(const ring *r){
+  return r->config.algo->no_units==NULL && r->config.algo->units!=RING_UNITS_NONE;
+}
+
+uint64_t ring_key_position(const ring_config *cfg, const void *p, size_t n){
+  if( cfg->algo->key_position ) return cfg->algo->key_position(cfg, p, n);
+  return hash_bytes(cfg->hash, cfg->seed, p, n);
+}
+
+int ring_check_commit(const ring_config *cfg,
+                      const ring_input *aBefore, uint32_t nBefore,
+                      const ring_input *aAfter, uint32_t nAfter,
+                      char *zErr, size_t nErr){
+  if( cfg->algo->check_commit==NULL ) return RING_OK;
+  return cfg->algo->check_commit(cfg, aBefore, nBefore, aAfter, nAfter, zErr,
+                                 nErr);
+}
+
+int ring_units_alloc(ring *r, uint32_t n){
+  r->unit_owners = ring_malloc(sizeof(uint32_t) * (n ? n : 1));
+  if( r->unit_owners==NULL ) return RING_NOMEM;
+  r->n_units = n;
+  return RING_OK;
 }
 
 const char *ring_check_name(const char *z, size_t n){
@@ -142,21 +151,10 @@ void ring_release(ring *r){
   if( r==NULL || --r->refs>0 ) return;
   ring_free(r->positions);
   ring_free(r->owners);
-  ring_free(r->buckets);
-  ring_free(r->node_hashes);
-  ring_free(r->table);
   ring_free(r->index);
+  ring_free(r->unit_owners);
+  ring_free(r->state);
   ring_free(r);
-}
-
-uint32_t ring_node_positions(const ring *r, uint32_t n, uint64_t *aPos){
-  const ring_node *node = &r->nodes[n];
-  if( r->config.algorithm==RING_ALGO_KETAMA ){
-    for(uint32_t i=0; i<node->points/4; i++) ketama_digest(node, i, aPos + 4*i);
-    return 0;
-  }
-  ring_points_hash(r, n, aPos, 1);
-  return 1;
 }
 
 /*
@@ -174,48 +172,27 @@ static void owned_add(owned_count *c, uint64_t d){
 }
 
 /*
-** Each node's share of the positions [0, 2^b) of the ring's hash.
-**   ring, ketama: exact. Point k owns the keys in (pos[k-1], pos[k]]; point
-**     0 also owns those after the last point.
-**   modn, maglev: exact. Position p goes to p mod n (modn) or to the owner
-**     of slot p mod table (maglev); slot s gets floor(2^b/m) positions, one
-**     more if s < 2^b mod m.
-**   jump: 1/n, the expectation (jump's buckets are uniform; exact counts
-**     over 2^64 keys cannot be computed).
-**   rendezvous: weight/total weight, the probability that the node wins
-**     when the scores are independent and uniform.
+** Each node's share of the positions [0, 2^b) of the ring's hash, exact,
+** unless the algorithm computes its own (algo.h).
+**   points: point k owns the keys in (pos[k-1], pos[k]]; point 0 also owns
+**     those after the last point.
+**   slots: position p goes to the owner of slot p mod m (m slots); slot s
+**     gets floor(2^b/m) positions, one more if s < 2^b mod m.
 */
 static int compute_shares(ring *r){
   const unsigned bits = hash_space_bits(r->config.hash);
   const unsigned __int128 total = (unsigned __int128)1 << bits;
   const long double space = (long double)total;
   if( r->n_nodes==0 ) return RING_OK;
-  switch( r->config.algorithm ){
-    case RING_ALGO_JUMP:
-      for(uint32_t n=0; n<r->n_nodes; n++) r->nodes[n].share = 1.0/r->n_nodes;
-      return RING_OK;
-    case RING_ALGO_RENDEZVOUS: {
-      double sum = 0.0;
-      for(uint32_t n=0; n<r->n_nodes; n++) sum += r->nodes[n].weight;
-      for(uint32_t n=0; n<r->n_nodes; n++){
-        r->nodes[n].share = r->nodes[n].weight / sum;
-      }
-      return RING_OK;
-    }
-    default:
-      break;
-  }
+  if( r->config.algo->shares ) return r->config.algo->shares(r);
   owned_count *aOwned = ring_malloc(sizeof(*aOwned) * r->n_nodes);
   if( aOwned==NULL ) return RING_NOMEM;
   memset(aOwned, 0, sizeof(*aOwned) * r->n_nodes);
-  if( r->config.algorithm==RING_ALGO_MODN
-   || r->config.algorithm==RING_ALGO_MAGLEV ){
-    uint32_t m = r->config.algorithm==RING_ALGO_MODN ? r->n_nodes
-                                                      : r->config.table;
+  if( r->config.algo->units==RING_UNITS_SLOTS ){
+    uint32_t m = r->n_units;
     unsigned __int128 q = total / m, rem = total % m;
     for(uint32_t s=0; s<m; s++){
-      owned_count *c = &aOwned[r->config.algorithm==RING_ALGO_MODN ? s
-                                                                   : r->table[s]];
+      owned_count *c = &aOwned[r->unit_owners[s]];
       unsigned __int128 v = q + (s<rem);     /* 2^64 itself when m is 1 */
       owned_add(c, (uint64_t)v);
       c->hi += (uint64_t)(v >> 64);
@@ -311,8 +288,6 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
   r->config = *cfg;
   r->n_nodes = n;
   r->nodes = (ring_node *)&r[1];
-  /* The algorithms other than ring count their own points. */
-  r->n_points = cfg->algorithm==RING_ALGO_RING ? (uint32_t)nPoints : 0;
   r->version = -1;
   r->refs = 1;
   char *zNames = (char *)&r->nodes[n];
@@ -324,38 +299,21 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
     node->name = zNames;
     node->name_len = p->name_len;
     node->weight = p->weight;
-    node->points = cfg->algorithm==RING_ALGO_RING
-                 ? (uint32_t)ring_node_points(cfg, p->weight) : 0;
+    node->join = (uint32_t)(p - aInput);
+    node->points = 0;
     node->share = 0.0;
     zNames += p->name_len + 1;
   }
 
-  int rc = RING_OK;
-  switch( cfg->algorithm ){
-    case RING_ALGO_RING:       rc = ring_points_build(r, prev); break;
-    case RING_ALGO_KETAMA:     rc = ketama_build(r); break;
-    case RING_ALGO_RENDEZVOUS: rc = rendezvous_build(r); break;
-    case RING_ALGO_MAGLEV:     rc = maglev_build(r); break;
-    case RING_ALGO_JUMP:
-      /* Buckets keep the order the nodes were given in. */
-      r->buckets = ring_malloc(sizeof(uint32_t) * (n ? n : 1));
-      if( r->buckets==NULL ){ rc = RING_NOMEM; break; }
-      for(uint32_t i=0; i<n; i++) r->buckets[aSorted[i]-aInput] = i;
-      break;
-    default:
-      break;
-  }
   ring_free(aSorted);
-  /* ketama counts in groups of 4 with twemproxy's float steps: with a
-  ** small vnodes, every node's count can round down to 0. */
+  int rc = cfg->algo->build(r, prev, zErr, nErr);
+  /* A points ring without a point could place nothing: the algorithm
+  ** says why (ketama's rounding), this is the last guard. */
   if( rc==RING_OK && ring_has_points(r) && n>0 && r->n_points==0 ){
-    snprintf(zErr, nErr, "algorithm ketama gives none of the %u nodes a "
-             "point: vnodes %d rounds each node's count down to 0; use a "
-             "larger vnodes (twemproxy and libmemcached use 160)", n,
-             cfg->vnodes);
+    snprintf(zErr, nErr, "algorithm %s gives none of the %u nodes a point",
+             cfg->algo->name, n);
     rc = RING_INVALID;
   }
-  if( rc==RING_OK && ring_has_points(r) ) rc = ring_index_build(r);
   if( rc==RING_OK ) rc = compute_shares(r);
   if( rc!=RING_OK ){
     ring_release(r);
@@ -367,41 +325,35 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
 
 uint32_t ring_units(const ring *r){
   if( r->n_nodes==0 ) return 0;
-  switch( r->config.algorithm ){
-    case RING_ALGO_MODN:
-    case RING_ALGO_JUMP:       return r->n_nodes;
-    case RING_ALGO_RENDEZVOUS: return 0;
-    case RING_ALGO_MAGLEV:     return r->config.table;
-    default:                   return r->n_points;    /* ring, ketama */
+  switch( r->config.algo->units ){
+    case RING_UNITS_POINTS: return r->n_points;
+    case RING_UNITS_NONE:   return 0;
+    default:                return r->n_units;
   }
 }
 
-uint32_t ring_unit_of(const ring *r, uint64_t pos){
-  switch( r->config.algorithm ){
-    case RING_ALGO_MODN:   return (uint32_t)(pos % r->n_nodes);
-    case RING_ALGO_JUMP:   return jump_bucket(pos, r->n_nodes);
-    case RING_ALGO_MAGLEV: return (uint32_t)(pos % r->config.table);
-    default:               break;      /* ring, ketama: the points */
-  }
+uint32_t ring_point_at(const ring *r, uint64_t pos){
   return ring_index_find(r, pos);
 }
 
+uint32_t ring_unit_of(const ring *r, uint64_t pos){
+  const ring_algo *a = r->config.algo;
+  if( a->unit_of ) return a->unit_of(r, pos);
+  if( a->units==RING_UNITS_POINTS ) return ring_index_find(r, pos);
+  return (uint32_t)(pos % r->n_units);
+}
+
 uint32_t ring_unit_owner(const ring *r, uint32_t k){
-  switch( r->config.algorithm ){
-    case RING_ALGO_MODN:   return k;
-    case RING_ALGO_JUMP:   return r->buckets[k];
-    case RING_ALGO_MAGLEV: return r->table[k];
-    default:               return r->owners[k];
-  }
+  return ring_has_points(r) ? r->owners[k] : r->unit_owners[k];
 }
 
 uint32_t ring_lookup(const ring *r, uint64_t pos){
-  switch( r->config.algorithm ){
-    case RING_ALGO_RING:
-    case RING_ALGO_KETAMA:     return r->owners[ring_index_find(r, pos)];
-    case RING_ALGO_RENDEZVOUS: return rendezvous_lookup(r, pos);
-    default:                   return ring_unit_owner(r, ring_unit_of(r, pos));
+  const ring_algo *a = r->config.algo;
+  if( a->lookup ) return a->lookup(r, pos);
+  if( a->units==RING_UNITS_POINTS && a->unit_of==NULL ){
+    return r->owners[ring_index_find(r, pos)];
   }
+  return ring_unit_owner(r, ring_unit_of(r, pos));
 }
 
 int64_t ring_find_node(const ring *r, const char *z, size_t n){

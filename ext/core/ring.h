@@ -5,21 +5,10 @@
 ** and a ring_config. It answers "which node owns this key position" and
 ** "what fraction of the hash space does each node own".
 **
-**   algorithm ring: node N gets points i = 1..round(vnodes*weight) (at least
-**     one), point i at hash("N#i") under the ring's hash and seed. A key at
-**     position p belongs to the first point at or after p (unsigned),
-**     wrapping to the first point. Points at equal positions are ordered by
-**     node name (bytewise), then by i, so placement never depends on the
-**     order nodes were added in.
-**   algorithm modn: nodes sorted by name (bytewise); a key at position p
-**     belongs to node p mod n. Weights are ignored.
-**   algorithm ketama: twemproxy's and libmemcached's weighted MD5 ring
-**     (ketama.c); positions are 32-bit.
-**   algorithm jump: Lamping & Veach's jump hash over the nodes in the order
-**     they were given (jump.c).
-**   algorithm rendezvous: highest random weight, logarithmic method
-**     (rendezvous.c).
-**   algorithm maglev: Maglev's lookup table, filled as Envoy does (maglev.c).
+** The algorithm is a descriptor (algo.h): each lives in its own file in
+** ext/algos/ and says how a ring of it is built, how keys are placed and
+** what it can list. The core does what is common to all: checking and
+** sorting the nodes, the limits, shares, and the dispatch.
 **
 ** Positions live in [0, 2^b) where b = hash_space_bits(config.hash): 64 for
 ** xxh3/xxh64, 32 for the other key hashes, 15 for crc32. Shares are exact
@@ -50,18 +39,11 @@
 #endif
 #define RING_DEFAULT_TABLE 65537      /* maglev table size, as Envoy */
 
-typedef enum ring_algorithm {
-  RING_ALGO_RING = 0,      /* virtual-node ring */
-  RING_ALGO_MODN,          /* hash mod n, the baseline */
-  RING_ALGO_KETAMA,        /* twemproxy/libmemcached weighted MD5 ring */
-  RING_ALGO_JUMP,          /* jump consistent hash */
-  RING_ALGO_RENDEZVOUS,    /* highest random weight */
-  RING_ALGO_MAGLEV,        /* Maglev lookup table */
-  RING_ALGO_COUNT
-} ring_algorithm;
+/* An algorithm: its descriptor (algo.h). */
+typedef struct ring_algo ring_algo;
 
 typedef struct ring_config {
-  ring_algorithm algorithm;
+  const ring_algo *algo;
   hash_id hash;
   int vnodes;              /* points per unit of weight (ring, ketama) */
   uint64_t seed;           /* seed of every hash of this ring */
@@ -73,8 +55,8 @@ typedef struct ring_node {
   const char *name;        /* NUL-terminated, owned by the ring */
   uint32_t name_len;       /* bytes in name, without the NUL */
   double weight;
-  uint32_t points;         /* points on the ring, slots in a maglev table
-                           ** (0 for modn, jump, rendezvous) */
+  uint32_t join;           /* rank in the order the nodes joined: 0, 1, ... */
+  uint32_t points;         /* points on the ring, or slots in a table */
   double share;            /* exact fraction of the hash space owned */
 } ring_node;
 
@@ -82,17 +64,15 @@ typedef struct ring {
   ring_config config;
   uint32_t n_nodes;
   ring_node *nodes;        /* sorted by name, bytewise */
-  uint32_t n_points;
-  uint64_t *positions;     /* n_points positions, ascending */
-  uint32_t *owners;        /* owners[i]: index in nodes of point i */
-  uint32_t *buckets;       /* jump: buckets[b] = index in nodes of the b-th
-                           ** node given (the join order) */
-  uint64_t *node_hashes;   /* rendezvous: per node (name order) hash */
-  uint32_t *table;         /* maglev: slot -> index in nodes */
-  uint32_t *index;         /* ring, ketama: first point of each bucket of
-                           ** positions (ring_index.c) */
-  unsigned index_shift;    /* a position's bucket: pos >> index_shift, */
-  uint32_t index_last;     /* at most index_last */
+  uint32_t n_points;       /* points rings (algo.h): */
+  uint64_t *positions;     /*   n_points positions, ascending */
+  uint32_t *owners;        /*   owners[i]: index in nodes of point i */
+  uint32_t *index;         /*   first point of each bucket of positions */
+  unsigned index_shift;    /*   a position's bucket: pos >> index_shift, */
+  uint32_t index_last;     /*   at most index_last (ring_index.c) */
+  uint32_t n_units;        /* slots and buckets rings: */
+  uint32_t *unit_owners;   /*   unit -> index in nodes */
+  void *state;             /* the algorithm's own, one block (algo.h) */
   int64_t version;         /* set by the loader: ring version, -1 if none */
   int refs;                /* reference count; freed when it drops to 0 */
 } ring;
@@ -102,6 +82,7 @@ typedef struct ring_input {
   const char *name;
   uint32_t name_len;
   double weight;
+  int64_t id;              /* a ring table's node id (join order), else 0 */
 } ring_input;
 
 /* Result codes of the ring core. */
@@ -115,23 +96,20 @@ void ring_set_allocator(void *(*xMalloc)(size_t), void (*xFree)(void *));
 /* Defaults: ring, xxh3, vnodes 160, seed 0, table 65537. */
 void ring_config_default(ring_config *cfg);
 
-/* The canonical name of an algorithm, e.g. "ring". */
-const char *ring_algorithm_name(ring_algorithm a);
+/* The algorithm named zName (case-insensitive), or NULL. */
+const ring_algo *ring_algorithm_from_name(const char *zName);
 
-/* The algorithm named zName (case-insensitive), or -1. */
-int ring_algorithm_from_name(const char *zName);
+/* The name of an algorithm, e.g. "ring". */
+const char *ring_algorithm_name(const ring_algo *a);
 
-/* "ring, modn, ...": the accepted algorithm names, for error messages. */
-const char *ring_algorithm_names(void);
+/* "ring, ketama, ...": every algorithm's name, in registry order, into
+** zOut (nOut bytes); for error messages. Returns zOut. */
+const char *ring_algorithm_list(char *zOut, size_t nOut);
 
-/*
-** Points a node of weight w gets under cfg: round(vnodes*w) rounded half
-** away from zero, at least 1; for ketama (whose counts depend on the whole
-** ring) the most it can get, vnodes; 0 for algorithms without points.
-** Returns -1 if w is not a positive finite number no larger than
-** RING_MAX_WEIGHT, and the count even when it is over RING_MAX_POINTS
-** (callers check).
-*/
+/* The most points a node of weight w can get under cfg (0 for
+** algorithms without points). Returns -1 if w is not a positive finite
+** number no larger than RING_MAX_WEIGHT, and the count even when it is
+** over RING_MAX_POINTS (callers check). */
 int64_t ring_node_points(const ring_config *cfg, double w);
 
 /*
@@ -153,25 +131,44 @@ const char *ring_check_weight(const ring_config *cfg, double w);
 const char *ring_check_count(const ring_config *cfg, uint64_t n, char *zErr,
                              size_t nErr);
 
-/* Does the ring have points in position order (ring, ketama), so that it
-** can be listed as points and arcs? */
+/* Does the ring have points in position order, so that it can be listed
+** as points and arcs? */
 int ring_has_points(const ring *r);
+
+/* Can ch_points and ch_arcs list the ring's units (its points, or the
+** slots of a table)? Then the ring table's points column counts them. */
+int ring_lists_units(const ring *r);
+
+/* The position of a key's n bytes under cfg: the algorithm's key hash,
+** by default the ring's hash and seed. */
+uint64_t ring_key_position(const ring_config *cfg, const void *p, size_t n);
+
+/*
+** The algorithm's check of a commit (algo.h, check_commit): before and
+** after are the nodes of the last committed version and of now, in join
+** order. RING_OK if it commits; RING_INVALID with a message in zErr;
+** RING_NOMEM.
+*/
+int ring_check_commit(const ring_config *cfg,
+                      const ring_input *aBefore, uint32_t nBefore,
+                      const ring_input *aAfter, uint32_t nAfter,
+                      char *zErr, size_t nErr);
 
 /*
 ** Build a ring from n nodes. On success *ppRing holds a ring with one
 ** reference. On RING_INVALID, zErr (nErr bytes) says why (duplicate node,
-** bad weight, limits). Duplicate names are an error.
+** bad weight, limits). Duplicate names are an error. The order of aInput
+** is the nodes' join order (jump's buckets, the routers' server lists).
 */
 int ring_build(const ring_config *cfg, const ring_input *aInput, uint32_t n,
                ring **ppRing, char *zErr, size_t nErr);
 
 /*
-** The same as ring_build, but reusing the points of prev (any ring, NULL
-** for none) where it can: when both use algorithm ring with the same
-** config, every node with the same name and point count in both keeps its
-** points, and only the other nodes are hashed and merged in. The result is
-** identical to ring_build's; the cost is linear in prev's points instead
-** of a re-hash and re-sort of them all.
+** The same as ring_build, but letting the algorithm reuse the work of
+** prev (any ring, NULL for none) where it can: algorithm ring keeps the
+** points of every node whose name and point count did not change, and
+** hashes and merges in only the others. The result is identical to
+** ring_build's.
 */
 int ring_build_from(const ring *prev, const ring_config *cfg,
                     const ring_input *aInput, uint32_t n, ring **ppRing,
@@ -187,34 +184,16 @@ void ring_release(ring *r);
 uint32_t ring_lookup(const ring *r, uint64_t pos);
 
 /*
-** Units: the pieces a placement is made of, in order. ring, ketama: the
-** points in position order; maglev: the table slots; jump: the buckets
-** (join order); modn: the nodes (name order); rendezvous: none. A key's
-** owner is the owner of the unit its position falls in (for every
-** algorithm but rendezvous); ch_replicas walks on from there.
+** Units: the pieces a placement is made of, in order (algo.h): the points
+** in position order, the slots of a table, the buckets; none for
+** rendezvous. A key's owner is the owner of the unit its position falls
+** in (for every algorithm with units); ch_replicas walks on from there.
 */
 uint32_t ring_units(const ring *r);
 /* The unit position pos falls in (r has units). */
 uint32_t ring_unit_of(const ring *r, uint64_t pos);
 /* The index in r->nodes of the owner of unit k. */
 uint32_t ring_unit_owner(const ring *r, uint32_t k);
-
-/*
-** The positions of node n's points in the order they are made (a ring
-** with points; r->nodes[n].points entries in aPos). Returns the replica
-** number of aPos[0]; aPos[j] is that number + j.
-**   ring:   replica i (1, 2, ...) is at hash("N#i")
-**   ketama: replica 4i+w (0, 1, ...) is word w of MD5("N-i")
-*/
-uint32_t ring_node_positions(const ring *r, uint32_t n, uint64_t *aPos);
-
-/* maglev: the j at which slot s comes in its owner's preference list
-** (offset + skip*j) mod table. */
-uint64_t ring_slot_preference(const ring *r, uint32_t s);
-
-/* rendezvous: node n's score for the key at pos; the highest wins, ties
-** to the lowest index. */
-double ring_score(const ring *r, uint32_t n, uint64_t pos);
 
 /* The index in r->nodes of the node named z (n bytes), or -1. */
 int64_t ring_find_node(const ring *r, const char *z, size_t n);

@@ -6,7 +6,7 @@
 ** into 2^bits equal buckets by the top bits of a position and
 ** keeps, for each bucket b, index[b] = the first point whose position has
 ** top bits >= b (n_points if there is none). A lookup (ring_index_find,
-** inline in ring_impl.h) reads one index entry and the few positions after
+** inline in ring_index.h) reads one index entry and the few positions after
 ** it: O(1) expected time and two or three cache lines, where a plain
 ** binary search over 160,000 points touches about 17 and mispredicts half
 ** its branches.
@@ -17,7 +17,7 @@
 */
 #include <string.h>
 
-#include "ring_impl.h"
+#include "ring_index.h"
 
 int ring_index_build(ring *r){
   r->index = NULL;

@@ -64,7 +64,7 @@ int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos){
       n = sqlite3_value_bytes(v);
       break;
   }
-  *pPos = hash_bytes(cfg->hash, cfg->seed, p ? p : "", (size_t)n);
+  *pPos = ring_key_position(cfg, p ? p : "", (size_t)n);
   return 1;
 }
 
@@ -143,8 +143,10 @@ static void hash_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     const char *zHash = (const char *)sqlite3_value_text(argv[1]);
     int h = zHash ? hash_from_name(zHash) : -1;
     if( h<0 ){
+      char zList[400];
       char *zMsg = sqlite3_mprintf("ch_hash: unknown hash '%s'; accepted: %s",
-                                   zHash ? zHash : "NULL", hash_names());
+                                   zHash ? zHash : "NULL",
+                                   hash_names(zList, sizeof(zList)));
       chash_result_error(ctx, zMsg);
       sqlite3_free(zMsg);
       return;

@@ -490,7 +490,7 @@ static int json_options(sqlite3 *db, const char *z, int n, ring_config *cfg,
       "SELECT key, type, value FROM json_each(?1)", z, n, &rc);
   if( pStmt==NULL ) return rc;
   unsigned set = 0;
-  char zMsg[200];
+  char zMsg[512];
   *pbNodes = 0;
   while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
     const char *zKey = (const char *)sqlite3_column_text(pStmt, 0);
@@ -601,7 +601,7 @@ static int json_ring(chash_conn *conn, const char *z, int n, ring **ppRing,
     }
   }
   if( rc==SQLITE_OK ){
-    char zMsg[200];
+    char zMsg[512];
     int rcRing = ring_build(&cfg, aInput, nInput, ppRing, zMsg, sizeof(zMsg));
     if( rcRing==RING_NOMEM ){
       rc = SQLITE_NOMEM;

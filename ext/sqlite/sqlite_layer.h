@@ -20,6 +20,7 @@
 SQLITE_EXTENSION_INIT3
 #endif
 
+#include "algo.h"
 #include "options.h"
 #include "ring.h"
 

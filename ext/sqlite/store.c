@@ -90,30 +90,48 @@ static int64_t random_int64(void){
   return v;
 }
 
+/* The config rows of cfg's options: ", ('hash', 'xxh3'), ..." (NULL: no
+** memory). */
+static char *option_rows(const ring_config *cfg){
+  sqlite3_str *pRows = sqlite3_str_new(NULL);
+  const char *zKey;
+  char zValue[OPTION_MAX_TEXT];
+  int bStore, bInteger;
+  for(int i=0; options_stored(cfg, i, &zKey, zValue, sizeof(zValue), &bStore,
+                              &bInteger); i++){
+    if( !bStore ) continue;
+    sqlite3_str_appendf(pRows, bInteger ? ", (%Q, %s)" : ", (%Q, %Q)", zKey,
+                        zValue);
+  }
+  return sqlite3_str_finish(pRows);
+}
+
 int store_create(sqlite3 *db, const char *zSchema, const char *zName,
                  const ring_config *cfg, char **pzErr){
-  char zSeed[32];
-  options_seed_text(cfg, zSeed, sizeof(zSeed));
   /* For the message: when the script fails for want of memory, SQLite
   ** resets the schema, which frees the table's arguments (zName too). */
   char *zTable = sqlite3_mprintf("%s", zName);
-  if( zTable==NULL ) return SQLITE_NOMEM;
+  char *zRows = option_rows(cfg);
+  if( zTable==NULL || zRows==NULL ){
+    sqlite3_free(zTable);
+    sqlite3_free(zRows);
+    return SQLITE_NOMEM;
+  }
   int rc = exec_fmt(db,
     "CREATE TABLE \"%w\".\"%w_config\"(key TEXT PRIMARY KEY, value)"
     " WITHOUT ROWID;"
     "INSERT INTO \"%w\".\"%w_config\"(key, value) VALUES"
-    " ('format', %d), ('algorithm', %Q), ('hash', %Q), ('vnodes', %d),"
-    " ('seed', %Q), ('table', %u), ('epoch', 0), ('stamp', %lld),"
+    " ('format', %d)%s, ('epoch', 0), ('stamp', %lld),"
     " ('created', %lld), ('nextid', 1), ('points', 0);"
     "CREATE TABLE \"%w\".\"%w_nodes\"(id INTEGER PRIMARY KEY,"
     " node TEXT NOT NULL UNIQUE, weight REAL NOT NULL);"
     "CREATE TABLE \"%w\".\"%w_history\"(seq INTEGER PRIMARY KEY,"
     " epoch INTEGER NOT NULL, op TEXT NOT NULL, id INTEGER NOT NULL,"
     " node TEXT NOT NULL, weight REAL NOT NULL, old TEXT);",
-    zSchema, zName, zSchema, zName, CHASH_FORMAT,
-    ring_algorithm_name(cfg->algorithm), hash_name(cfg->hash), cfg->vnodes,
-    zSeed, cfg->table, (long long)random_int64(), (long long)random_int64(),
+    zSchema, zName, zSchema, zName, CHASH_FORMAT, zRows,
+    (long long)random_int64(), (long long)random_int64(),
     zSchema, zName, zSchema, zName);
+  sqlite3_free(zRows);
   if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
     *pzErr = sqlite3_mprintf("%s: cannot create shadow tables: %s", zTable,
                              sqlite3_errmsg(db));
@@ -164,7 +182,7 @@ int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
   memset(pInfo, 0, sizeof(*pInfo));
   ring_config_default(&pInfo->config);
   unsigned nSeen = 0, setOptions = 0;
-  char zMsg[200] = "";
+  char zMsg[512] = "";
   while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
     const char *zKey = (const char *)sqlite3_column_text(pStmt, 0);
     const char *zValue = (const char *)sqlite3_column_text(pStmt, 1);
@@ -213,7 +231,7 @@ int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
   }
   sqlite3_finalize(pStmt);
   if( rc==SQLITE_DONE ){
-    if( nSeen!=0x3F || setOptions!=OPTION_ALL ){
+    if( nSeen!=0x3F || (setOptions & OPTION_REQUIRED)!=OPTION_REQUIRED ){
       snprintf(zMsg, sizeof(zMsg), "%s_config lacks a setting", zName);
       rc = SQLITE_CORRUPT_VTAB;
     }else{
@@ -290,7 +308,8 @@ typedef struct node_list {
   size_t nNames, nNamesAlloc;
 } node_list;
 
-static int node_list_add(node_list *p, const char *z, int n, double w){
+static int node_list_add(node_list *p, int64_t id, const char *z, int n,
+                         double w){
   if( p->n==p->nAlloc ){
     uint32_t nNew = p->nAlloc ? p->nAlloc*2 : 64;
     ring_input *aNew = sqlite3_realloc64(p->aInput, sizeof(ring_input)*nNew);
@@ -312,6 +331,7 @@ static int node_list_add(node_list *p, const char *z, int n, double w){
   p->aInput[p->n].name = (const char *)(uintptr_t)p->nNames;
   p->aInput[p->n].name_len = (uint32_t)n;
   p->aInput[p->n].weight = w;
+  p->aInput[p->n].id = id;
   p->nNames += n;
   p->n++;
   return SQLITE_OK;
@@ -330,11 +350,11 @@ static int load_node_list(sqlite3 *db, const char *zSchema, const char *zName,
   int rc;
   if( iVersion<0 ){
     rc = prepare_fmt(db, &pStmt, 0,
-        "SELECT node, weight, 'add' FROM \"%w\".\"%w_nodes\" ORDER BY id",
+        "SELECT node, weight, 'add', id FROM \"%w\".\"%w_nodes\" ORDER BY id",
         zSchema, zName);
   }else{
     rc = prepare_fmt(db, &pStmt, 0,
-        "SELECT node, weight, op FROM \"%w\".\"%w_history\" WHERE seq IN"
+        "SELECT node, weight, op, id FROM \"%w\".\"%w_history\" WHERE seq IN"
         " (SELECT max(seq) FROM \"%w\".\"%w_history\" WHERE epoch<=?1"
         "  GROUP BY id) ORDER BY id",
         zSchema, zName, zSchema, zName);
@@ -371,7 +391,8 @@ static int load_node_list(sqlite3 *db, const char *zSchema, const char *zName,
       rc = SQLITE_CORRUPT_VTAB;
       break;
     }
-    rc = node_list_add(pList, zNode, nNode, sqlite3_column_double(pStmt, 1));
+    rc = node_list_add(pList, sqlite3_column_int64(pStmt, 3), zNode, nNode,
+                       sqlite3_column_double(pStmt, 1));
     if( rc!=SQLITE_OK ) break;
   }
   sqlite3_finalize(pStmt);
@@ -398,7 +419,7 @@ int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
   if( rc==SQLITE_OK ){
     /* The writes check every node, so a stored ring that does not build
     ** was damaged. */
-    char zMsg[200];
+    char zMsg[512];
     int rcRing = ring_build_from(pBase, cfg, list.aInput, list.n, ppRing,
                                  zMsg, sizeof(zMsg));
     if( rcRing==RING_NOMEM ){
@@ -579,7 +600,6 @@ enum {
   STMT_BUMP,               /* points += ?1, nextid += ?2, stamp = ?3 */
   STMT_COMMIT_EPOCH,       /* pending changes become the next version */
   STMT_LAST_NODE,          /* id, node of the last node; count of nodes */
-  STMT_JUMP_ORDER,         /* a committed node removed before a kept one */
   STMT_COUNT
 };
 
@@ -603,17 +623,6 @@ static const char *const azStmtSql[STMT_COUNT] = {
                         " \"%w\".\"%w_history\" ORDER BY seq DESC LIMIT 1)",
   [STMT_LAST_NODE] = "SELECT id, node, (SELECT count(*) FROM \"%w\".\"%w_nodes\")"
                      " FROM \"%w\".\"%w_nodes\" ORDER BY id DESC LIMIT 1",
-  /* ?1: the committed epoch. Ids grow in join order, so m is the last
-  ** committed node's id; a row names a node of the committed version this
-  ** transaction removes, and the last committed node it keeps. */
-  [STMT_JUMP_ORDER] = "WITH m(v) AS (SELECT max(id) FROM \"%w\".\"%w_history\""
-                      " WHERE op='add' AND epoch<=?1)"
-                      " SELECT h.node, (SELECT node FROM \"%w\".\"%w_nodes\""
-                      " WHERE id<=m.v ORDER BY id DESC LIMIT 1)"
-                      " FROM \"%w\".\"%w_history\" h, m"
-                      " WHERE h.op='remove' AND h.epoch=?1+1 AND h.id<=m.v"
-                      " AND h.id<(SELECT max(id) FROM \"%w\".\"%w_nodes\""
-                      " WHERE id<=m.v) ORDER BY h.id LIMIT 1",
 };
 
 struct ring_store {
@@ -849,15 +858,15 @@ static int last_node(ring_store *st, int64_t *pId, const char **pzNode,
   return rc;
 }
 
-/* Would the ring's algorithm hold one more node? (maglev: table size) */
+/* Would the ring's algorithm hold one more node? (algo.h, check_count) */
 static int check_add(ring_store *st){
-  if( st->info.config.algorithm!=RING_ALGO_MAGLEV ) return SQLITE_OK;
+  if( st->info.config.algo->check_count==NULL ) return SQLITE_OK;
   int64_t id = 0, n = 0;
   const char *zLast;
   int rc = last_node(st, &id, &zLast, &n);
   if( rc==SQLITE_ROW ) sqlite3_reset(st->aStmt[STMT_LAST_NODE]);
   if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) return rc;
-  char zMsg[200];
+  char zMsg[512];
   if( ring_check_count(&st->info.config, (uint64_t)n+1, zMsg, sizeof(zMsg)) ){
     return store_fail(st, SQLITE_ERROR, "%s: %s", st->zName, zMsg);
   }
@@ -945,71 +954,48 @@ int store_change(ring_store *st, int64_t id, const char *zNode, int nNode,
 }
 
 /*
-** Jump's buckets are numbered in join order, so a version can only lose
-** its last nodes. Checked when the transaction commits, not at each
-** removal, so that one transaction (or one DELETE, which removes in id
-** order) can remove several of the last nodes, or all.
+** The algorithm's check of the change this transaction made (algo.h,
+** check_commit; jump refuses to lose any but its last nodes, ketama a
+** ring without a point): the nodes of the committed version against the
+** nodes now. Only for algorithms that have one.
 */
-static int check_jump_order(ring_store *st){
-  if( st->info.config.algorithm!=RING_ALGO_JUMP ) return SQLITE_OK;
-  store_counters c;
-  sqlite3_stmt *pStmt = NULL;
-  int rc = read_counters(st, &c);
-  if( rc==SQLITE_OK ) rc = store_stmt(st, STMT_JUMP_ORDER, &pStmt);
-  if( rc!=SQLITE_OK ) return rc;
-  sqlite3_bind_int64(pStmt, 1, c.epoch);
-  rc = store_step(st, pStmt);
-  if( rc==SQLITE_ROW ){
-    const char *zNode = (const char *)sqlite3_column_text(pStmt, 0);
-    const char *zLast = (const char *)sqlite3_column_text(pStmt, 1);
-    rc = store_fail(st, SQLITE_ERROR, "%s: cannot remove node %s: "
-                    "algorithm jump numbers nodes as buckets in the order "
-                    "they joined, so only the last one (%s) can be removed; "
-                    "removing another would move keys between all the "
-                    "nodes after it (remove those too, in the same "
-                    "transaction, or none)", st->zName, zNode ? zNode : "?",
-                    zLast ? zLast : "?");
-    sqlite3_reset(pStmt);
-  }
-  return rc==SQLITE_DONE ? SQLITE_OK : rc;
-}
-
-/*
-** ketama counts a node's points in groups of 4 with twemproxy's float
-** steps, so with vnodes 4 (the only count under 8 it takes) every node's
-** count can round down to 0: 41 nodes of equal weight give a ring without
-** a point, which could place nothing. Checked when the transaction
-** commits, by building the ring (one MD5 digest per node at most).
-*/
-static int check_ketama_points(ring_store *st){
+static int check_commit(ring_store *st){
   const ring_config *cfg = &st->info.config;
-  if( cfg->algorithm!=RING_ALGO_KETAMA || cfg->vnodes>=8 ) return SQLITE_OK;
-  node_list list;
-  memset(&list, 0, sizeof(list));
+  if( cfg->algo->check_commit==NULL ) return SQLITE_OK;
+  store_counters c;
+  node_list before, after;
+  memset(&before, 0, sizeof(before));
+  memset(&after, 0, sizeof(after));
   char *zErr = NULL;
-  int rc = load_node_list(st->db, st->zSchema, st->zName, -1, &list, &zErr);
+  int rc = read_counters(st, &c);
   if( rc==SQLITE_OK ){
-    ring *r = NULL;
-    char zMsg[200];
-    int rcRing = ring_build(cfg, list.aInput, list.n, &r, zMsg, sizeof(zMsg));
-    ring_release(r);
-    if( rcRing==RING_NOMEM ){
+    rc = load_node_list(st->db, st->zSchema, st->zName, c.epoch, &before,
+                        &zErr);
+  }
+  if( rc==SQLITE_OK ){
+    rc = load_node_list(st->db, st->zSchema, st->zName, -1, &after, &zErr);
+  }
+  if( rc==SQLITE_OK ){
+    char zMsg[512];
+    int rcCheck = ring_check_commit(cfg, before.aInput, before.n,
+                                    after.aInput, after.n, zMsg, sizeof(zMsg));
+    if( rcCheck==RING_NOMEM ){
       rc = SQLITE_NOMEM;
-    }else if( rcRing!=RING_OK ){
+    }else if( rcCheck!=RING_OK ){
       rc = store_fail(st, SQLITE_ERROR, "%s: %s", st->zName, zMsg);
     }
   }else if( rc!=SQLITE_NOMEM ){
     rc = store_fail(st, rc, "%s", zErr ? zErr : sqlite3_errmsg(st->db));
   }
   sqlite3_free(zErr);
-  node_list_free(&list);
+  node_list_free(&before);
+  node_list_free(&after);
   return rc;
 }
 
 int store_commit_epoch(ring_store *st){
   sqlite3_stmt *pStmt = NULL;
-  int rc = check_jump_order(st);
-  if( rc==SQLITE_OK ) rc = check_ketama_points(st);
+  int rc = check_commit(st);
   if( rc!=SQLITE_OK ) return rc;
   rc = store_stmt(st, STMT_COMMIT_EPOCH, &pStmt);
   if( rc!=SQLITE_OK ) return rc;

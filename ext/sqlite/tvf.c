@@ -223,23 +223,6 @@ static int cursor_start(tvf_cursor *c, const char *zFunc, int nArg,
   return rc;
 }
 
-/* Why an algorithm's owners follow no ranges of positions, so that it has
-** no points and arcs (modn, jump, rendezvous) or no exact diff (jump,
-** rendezvous). */
-static const char *why_no_arcs(ring_algorithm a){
-  switch( a ){
-    case RING_ALGO_MODN:
-      return "a key's owner is its position mod n, so it changes at every "
-             "position";
-    case RING_ALGO_JUMP:
-      return "a key's bucket comes from pseudo-random jumps seeded by its "
-             "position, not from ranges of positions";
-    default:
-      return "a key's owner is the node that scores highest for it, not a "
-             "range of positions";
-  }
-}
-
 static int tvf_connect(sqlite3 *db, void *pAux, const char *zSchema,
                        sqlite3_vtab **ppVtab){
   int rc = sqlite3_declare_vtab(db, zSchema);
@@ -368,11 +351,12 @@ static int units_start(tvf_cursor *c, const char *zFunc, const char *zWhat,
                         idxNum & 0x01 ? 0 : -1, &c->ring, NULL);
   if( rc!=SQLITE_OK ) return rc;
   const ring *r = c->ring;
-  if( !ring_has_points(r) && r->config.algorithm!=RING_ALGO_MAGLEV ){
+  const ring_algo *a = r->config.algo;
+  if( !ring_lists_units(r) ){
     return tvf_error(c, SQLITE_ERROR, "%s: algorithm %s has no %s (%s); its "
                      "nodes' shares are in the ring table's share column",
-                     zFunc, ring_algorithm_name(r->config.algorithm), zWhat,
-                     why_no_arcs(r->config.algorithm));
+                     zFunc, a->name, zWhat,
+                     a->no_units ? a->no_units : "it lists no units");
   }
   c->nUnit = ring_units(r);
   c->iNode = idxNum & 0x10 ? node_arg(r, argv[argc-1]) : -1;
@@ -467,7 +451,7 @@ static int point_replica(tvf_cursor *c, uint32_t k, uint32_t *pReplica){
       sqlite3_free(aPos);
       return SQLITE_NOMEM;
     }
-    uint32_t first = ring_node_positions(r, n, aPos);
+    uint32_t first = r->config.algo->node_positions(r, n, aPos);
     for(uint32_t j=0; j<nPoint; j++){
       a[j].pos = aPos[j];
       a[j].replica = first + j;
@@ -504,7 +488,9 @@ static int points_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
       break;
     case POINTS_REPLICA: {
       if( !bPoints ){
-        sqlite3_result_int64(ctx, (int64_t)ring_slot_preference(r, c->k));
+        if( r->config.algo->slot_replica ){
+          sqlite3_result_int64(ctx, (int64_t)r->config.algo->slot_replica(r, c->k));
+        }
         break;
       }
       uint32_t i = 0;
@@ -598,7 +584,7 @@ static int arcs_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     case ARCS_NODE:  node_result(ctx, r, ring_unit_owner(r, c->k)); break;
     case ARCS_SHARE:
       sqlite3_result_double(ctx, bPoints ? range_share(c->top, g)
-                                 : class_share(c->top, c->k, r->config.table));
+                                 : class_share(c->top, c->k, r->n_units));
       break;
     default:         arg_column(c, ctx, 0); break;
   }
@@ -646,12 +632,8 @@ static int diff_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
 enum { DIFF_BY_POINTS, DIFF_BY_RESIDUES, DIFF_NOT_EXACT };
 
 static int diff_method(const ring *r){
-  if( ring_has_points(r) ) return DIFF_BY_POINTS;
-  switch( r->config.algorithm ){
-    case RING_ALGO_MODN:
-    case RING_ALGO_MAGLEV: return DIFF_BY_RESIDUES;
-    default:               return DIFF_NOT_EXACT;
-  }
+  if( r->config.algo->no_diff ) return DIFF_NOT_EXACT;
+  return ring_has_points(r) ? DIFF_BY_POINTS : DIFF_BY_RESIDUES;
 }
 
 /* Append the rows of the cyclic range [s, e] of positions. */
@@ -757,7 +739,7 @@ static uint64_t gcd64(uint64_t x, uint64_t y){
 
 /* modn, maglev: a position's owner depends on it mod this. */
 static uint64_t residue_period(const ring *r){
-  return r->config.algorithm==RING_ALGO_MODN ? r->n_nodes : r->config.table;
+  return r->n_units;
 }
 
 /* Residues: go to the next class, from c->r on, whose owner changes. A
@@ -826,15 +808,14 @@ static int diff_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
     if( diff_method(x)==DIFF_NOT_EXACT ){
       return tvf_error(c, SQLITE_ERROR, "ch_diff: algorithm %s has no exact "
                        "diff (%s); count moved keys with ch_moved",
-                       ring_algorithm_name(x->config.algorithm),
-                       why_no_arcs(x->config.algorithm));
+                       x->config.algo->name,
+                       x->config.algo->no_diff);
     }
   }
   if( diff_method(a)!=diff_method(b) ){
     return tvf_error(c, SQLITE_ERROR, "ch_diff: cannot compare algorithm %s with "
                      "algorithm %s; count moved keys with ch_moved",
-                     ring_algorithm_name(a->config.algorithm),
-                     ring_algorithm_name(b->config.algorithm));
+                     a->config.algo->name, b->config.algo->name);
   }
   if( a->config.hash!=b->config.hash || a->config.seed!=b->config.seed ){
     return tvf_error(c, SQLITE_ERROR, "ch_diff: the rings hash keys "
@@ -978,11 +959,11 @@ static int replicas_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
   }
   uint64_t pos;
   if( !key_position(argv[0], &r->config, &pos) ) return SQLITE_OK;
-  if( r->config.algorithm==RING_ALGO_RENDEZVOUS ){
+  if( r->config.algo->units==RING_UNITS_NONE ){
     c->aScored = sqlite3_malloc64(sizeof(scored_node)*r->n_nodes);
     if( c->aScored==NULL ) return SQLITE_NOMEM;
     for(uint32_t n=0; n<r->n_nodes; n++){
-      c->aScored[n].score = ring_score(r, n, pos);
+      c->aScored[n].score = r->config.algo->score(r, n, pos);
       c->aScored[n].node = n;
     }
     qsort(c->aScored, r->n_nodes, sizeof(scored_node), scored_compare);

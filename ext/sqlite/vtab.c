@@ -96,7 +96,7 @@ static void vtab_free(chash_vtab *p){
 static int parse_create_options(int argc, const char *const *argv,
                                 ring_config *cfg, char **pzErr){
   unsigned set = 0;
-  char zMsg[200];
+  char zMsg[512];
   ring_config_default(cfg);
   for(int i=3; i<argc; i++){
     char *zArg = sqlite3_mprintf("%s", argv[i]);
@@ -104,8 +104,9 @@ static int parse_create_options(int argc, const char *const *argv,
     if( zArg==NULL ) return SQLITE_NOMEM;
     int bad = options_split(zArg, &zKey, &zValue);
     if( bad ){
+      char zList[200];
       snprintf(zMsg, sizeof(zMsg), "bad option '%s': write option=value; "
-               "options: %s", argv[i], options_names());
+               "options: %s", argv[i], options_names(zList, sizeof(zList)));
     }else{
       bad = options_set(cfg, &set, zKey, zValue, zMsg, sizeof(zMsg));
     }
@@ -315,10 +316,8 @@ static int computed_column(chash_cursor *c, sqlite3_context *ctx, int iCol){
   const ring_node *node = &c->ring->nodes[i];
   if( iCol==COLUMN_SHARE ){
     sqlite3_result_double(ctx, node->share);
-  }else if( ring_has_points(c->ring)
-         || c->ring->config.algorithm==RING_ALGO_MAGLEV ){
-    /* ring, ketama: points on the ring; maglev: slots of the table.
-    ** The others have no points: NULL. */
+  }else if( ring_lists_units(c->ring) ){
+    /* Points on the ring, or slots of a table; the others: NULL. */
     sqlite3_result_int64(ctx, node->points);
   }
   return SQLITE_OK;

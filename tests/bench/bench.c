@@ -427,6 +427,7 @@ static ring_input *make_inputs(int n){
     a[i].name_len = (uint32_t)snprintf(z, 16, "node-%06d", i);
     a[i].name = z;
     a[i].weight = 1.0;
+    a[i].id = i+1;
   }
   return a;
 }
@@ -574,6 +575,7 @@ static void ketama_ring_open(ketama_ring *k, int nServer){
     aIn[i].name = z;
     aIn[i].name_len = (uint32_t)strlen(z);
     aIn[i].weight = 1.0;
+    aIn[i].id = i+1;
     if( nServer<=LM_MAX_SERVERS ){
       memcached_return_t rc;
       list = memcached_server_list_append_with_weight(list, z, 11211, 1, &rc);
@@ -585,7 +587,7 @@ static void ketama_ring_open(ketama_ring *k, int nServer){
   }
   ring_config cfg;
   ring_config_default(&cfg);
-  cfg.algorithm = RING_ALGO_KETAMA;
+  cfg.algo = ring_algorithm_from_name("ketama");
   cfg.hash = HASH_MD5;
   char zErr[200];
   if( ring_build(&cfg, aIn, nServer, &k->r, zErr, sizeof(zErr))!=RING_OK ){

@@ -188,7 +188,7 @@ ch_locate: JSON ring spec: node b: algorithm jump has no weights
 statement error
 CREATE VIRTUAL TABLE bad1 USING chash(algorithm=jump, vnodes=100)
 ----
-vnodes does not apply to algorithm jump (it has no virtual nodes; only ring and ketama do)
+vnodes does not apply to algorithm jump (it is virtual nodes per unit of weight; algorithms that take it:
 
 statement error
 CREATE VIRTUAL TABLE bad2 USING chash(algorithm=jump, table=7)

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ring_impl.h"
+#include "ring_index.h"
 
 static int nPass = 0, nFail = 0;
 
@@ -183,8 +183,8 @@ static void check_other_bases(void){
   ring_config_default(&c1);
   ring_config_default(&c2);
   c2.seed = 7;
-  ring_input a[] = { {"a", 1, 1.0}, {"b", 1, 2.0}, {"c", 1, 1.0} };
-  ring_input b[] = { {"x", 1, 1.0}, {"b", 1, 2.0}, {"a", 1, 1.0} };
+  ring_input a[] = { {"a", 1, 1.0, 1}, {"b", 1, 2.0, 2}, {"c", 1, 1.0, 3} };
+  ring_input b[] = { {"x", 1, 1.0, 4}, {"b", 1, 2.0, 2}, {"a", 1, 1.0, 1} };
   char zErr[200];
   ring *base = NULL, *full = NULL, *inc = NULL, *other = NULL;
   ring_build(&c2, a, 3, &base, zErr, sizeof(zErr));

@@ -15,7 +15,7 @@
 #include "hash.h"
 #include "options.h"
 #include "ring.h"
-#include "ring_impl.h"
+#include "ring_index.h"
 
 #include "unit.h"
 
@@ -55,7 +55,8 @@ static void test_hash(void){
   CHECK( hash_from_name("sha1")==-1 );
   CHECK( hash_from_name("")==-1 );
   CHECK( strcmp(hash_name(HASH_XXH64), "xxh64")==0 );
-  CHECK( strcmp(hash_names(), "xxh3, xxh64, md5, fnv1a_64, fnv1_64, fnv1a_32, "
+  char zNames[400];
+  CHECK( strcmp(hash_names(zNames, sizeof(zNames)), "xxh3, xxh64, md5, fnv1a_64, fnv1_64, fnv1a_32, "
                 "fnv1_32, one_at_a_time, crc32, crc32a, murmur, jenkins, "
                 "hsieh")==0 );
 }
@@ -63,7 +64,7 @@ static void test_hash(void){
 static void test_points(void){
   ring_config cfg;
   ring_config_default(&cfg);
-  CHECK( cfg.algorithm==RING_ALGO_RING && cfg.hash==HASH_XXH3 );
+  CHECK( cfg.algo==ring_algorithm_from_name("ring") && cfg.hash==HASH_XXH3 );
   CHECK( cfg.vnodes==160 && cfg.seed==0 );
 
   CHECK( ring_node_points(&cfg, 1.0)==160 );
@@ -100,7 +101,7 @@ static void test_points(void){
   CHECK( ring_node_points(&cfg, RING_MAX_WEIGHT)==(int64_t)1e14 );
 
   /* modn has no points, but still checks the weight. */
-  cfg.algorithm = RING_ALGO_MODN;
+  cfg.algo = ring_algorithm_from_name("modn");
   CHECK( ring_node_points(&cfg, 1.0)==0 );
   CHECK( ring_node_points(&cfg, -1.0)==-1 );
 }
@@ -237,8 +238,11 @@ static void test_lookup_edges(int bIndex){
   set_points(&r, NULL, NULL, 0, 0);
 
   /* modn: position mod n, no points needed. */
-  r.config.algorithm = RING_ALGO_MODN;
+  uint32_t aSlot[3] = {0, 1, 2};
+  r.config.algo = ring_algorithm_from_name("modn");
   r.n_nodes = 3;
+  r.n_units = 3;
+  r.unit_owners = aSlot;
   CHECK( ring_lookup(&r, 0)==0 && ring_lookup(&r, 5)==2 );
   CHECK( ring_lookup(&r, UINT64_MAX)==0 );   /* 2^64-1 = 3 * 6148914691236517205 */
 }
@@ -289,7 +293,7 @@ static void test_build(void){
   ring_release(r);
 
   /* modn: weights ignored, shares of 2^64 split as evenly as integers allow. */
-  cfg.algorithm = RING_ALGO_MODN;
+  cfg.algo = ring_algorithm_from_name("modn");
   const char *az3[] = {"c", "b", "a"};
   r = build(&cfg, az3, 3, zErr, sizeof(zErr));
   CHECK( r && r->n_points==0 && r->nodes[0].points==0 );
@@ -308,7 +312,7 @@ static void test_build(void){
   CHECK( build(&cfg, azEmpty, 2, zErr, sizeof(zErr))==NULL );
   CHECK( has(zErr, "empty") );
 
-  ring_input aIn[2] = {{"a", 1, 1.0}, {"b", 1, 0.0}};
+  ring_input aIn[2] = {{"a", 1, 1.0, 0}, {"b", 1, 0.0, 0}};
   r = NULL;
   CHECK( ring_build(&cfg, aIn, 2, &r, zErr, sizeof(zErr))==RING_INVALID && r==NULL );
   CHECK( has(zErr, "weight of node b") );
@@ -341,7 +345,7 @@ static void test_nomem(void){
   ring_config cfg;
   ring_config_default(&cfg);
   char zErr[200];
-  ring_input aIn[2] = {{"a", 1, 1.0}, {"b", 1, 2.0}};
+  ring_input aIn[2] = {{"a", 1, 1.0, 0}, {"b", 1, 2.0, 0}};
   ring_set_allocator(test_malloc, test_free);
   int nFailures = 0;
   for(int n=0; ; n++){
@@ -446,11 +450,22 @@ static void test_options(void){
   CHECK( options_set(&cfg, &set, "vnodes", "10", zErr, sizeof(zErr))==0 );
   CHECK( options_check(&cfg, set, zErr, sizeof(zErr))==1 && has(zErr, "vnodes does not apply") );
 
-  char buf[64];
+  /* What a ring table stores: every option of format 1, with the seed as
+  ** text (it does not fit SQLite's integers). */
+  char buf[OPTION_MAX_TEXT];
+  const char *zKey;
+  int bStore, bInteger, nStored = 0;
   ring_config_default(&cfg);
   cfg.seed = UINT64_MAX;
-  options_seed_text(&cfg, buf, sizeof(buf));
-  CHECK( strcmp(buf, "18446744073709551615")==0 );
+  for(int i=0; options_stored(&cfg, i, &zKey, buf, sizeof(buf), &bStore,
+                              &bInteger); i++){
+    if( strcmp(zKey, "seed")==0 ){
+      CHECK( strcmp(buf, "18446744073709551615")==0 && bStore && !bInteger );
+    }
+    if( strcmp(zKey, "vnodes")==0 ) CHECK( strcmp(buf, "160")==0 && bInteger );
+    nStored += bStore;
+  }
+  CHECK( nStored==5 );
 }
 
 static void test_split(void){
@@ -477,13 +492,18 @@ static void test_split(void){
 }
 
 static void test_algorithms(void){
-  CHECK( ring_algorithm_from_name("ring")==RING_ALGO_RING );
-  CHECK( ring_algorithm_from_name("MODN")==RING_ALGO_MODN );
-  CHECK( ring_algorithm_from_name("jump")==RING_ALGO_JUMP );
-  CHECK( ring_algorithm_from_name("hrw")==-1 );
-  CHECK( strcmp(ring_algorithm_name(RING_ALGO_MODN), "modn")==0 );
-  CHECK( strcmp(ring_algorithm_names(),
-                "ring, ketama, jump, rendezvous, maglev, modn")==0 );
+  CHECK( ring_algorithm_from_name("ring")==ring_algos[0] );
+  CHECK( strcmp(ring_algorithm_from_name("MODN")->name, "modn")==0 );
+  CHECK( strcmp(ring_algorithm_name(ring_algorithm_from_name("jump")), "jump")==0 );
+  CHECK( ring_algorithm_from_name("hrw")==NULL );
+  /* The list in messages is the registry's, in its order. */
+  char zList[400], zWant[400] = "";
+  for(int i=0; ring_algos[i]; i++){
+    if( i ) strcat(zWant, ", ");
+    strcat(zWant, ring_algos[i]->name);
+  }
+  CHECK( strcmp(ring_algorithm_list(zList, sizeof(zList)), zWant)==0 );
+  CHECK( strncmp(zList, "ring, ketama, jump, rendezvous, maglev, modn", 44)==0 );
 }
 
 int main(void){

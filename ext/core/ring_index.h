@@ -1,38 +1,16 @@
 /*
-** ring_impl.h: what ring.c shares with the files that make its lookups and
-** builds fast (algos.h has what it shares with the other algorithms).
-**
-**   ring_points.c  a ring's point arrays: hashing labels, sorting, and the
-**                  incremental merge that reuses a previous ring's points
-**   ring_index.c   the lookup index over the sorted positions (its lookup
-**                  is ring_index_find, inline below)
+** ring_index.h: the lookup of a position among a ring's sorted points,
+** through the index ring_index.c builds. Inline: it is the whole of a
+** points ring's lookup, once per row of a query.
 */
-#ifndef CHASH_RING_IMPL_H
-#define CHASH_RING_IMPL_H
+#ifndef CHASH_RING_INDEX_H
+#define CHASH_RING_INDEX_H
 
-#include "algos.h"
-
-/*
-** Fill r->positions and r->owners for r's nodes (set up, sorted by name,
-** with their point counts), reusing prev's points if prev is not NULL and
-** has the same config. RING_OK or RING_NOMEM.
-*/
-int ring_points_build(ring *r, const ring *prev);
-
-/*
-** The positions of node n's points i = 1..points, hash("name#i"), into
-** aPos[0], aPos[stride], aPos[2*stride], ... (algorithm ring).
-*/
-void ring_points_hash(const ring *r, uint32_t n, uint64_t *aPos,
-                      size_t stride);
-
-/* Build r->index over r->positions (NULL when the ring has no points). */
-int ring_index_build(ring *r);
+#include "algo.h"
 
 /*
 ** The index of the point that owns pos: the first at or after it,
-** wrapping to 0. The ring must have points. Inline: it is the whole of
-** ring_lookup, once per row of a query.
+** wrapping to 0. The ring must have points.
 */
 static inline uint32_t ring_index_find(const ring *r, uint64_t pos){
   const uint64_t *p = r->positions;

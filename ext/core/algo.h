@@ -1,0 +1,182 @@
+/*
+** algo.h: what an algorithm is, and the machinery algorithm files share.
+** Pure C, no SQLite calls.
+**
+** An algorithm is one file in ext/algos/ that defines one `const ring_algo`
+** descriptor, listed once in ext/algos/registry.c. Everything chash does
+** with a ring (build it, place keys, list its points or slots, compute
+** shares and diffs, check options, weights and commits) asks the
+** descriptor; nothing outside the algorithm file names an algorithm.
+**
+** The ring core (ring.c) gives every build a ring whose nodes are set up:
+** sorted by name (bytewise), with name, weight and join rank, points 0.
+** The build fills in the placement in one of three shapes (`units`):
+**
+**   RING_UNITS_POINTS   a sorted array of points: r->positions (ascending)
+**                       and r->owners. Fill them with ring_points_set (or,
+**                       for the ring algorithm, ring_points_build, which
+**                       reuses a previous ring's points). A key belongs to
+**                       the first point at or after its position, wrapping
+**                       to point 0, unless the descriptor has a lookup.
+**   RING_UNITS_SLOTS    a table: r->unit_owners[s] for s < r->n_units; a
+**                       key belongs to slot position mod n_units, unless
+**                       the descriptor has a unit_of.
+**   RING_UNITS_BUCKETS  r->unit_owners[b] for b < r->n_units, and a
+**                       unit_of that picks the bucket of a position.
+**   RING_UNITS_NONE     no units: the descriptor's lookup (and score, for
+**                       ch_replicas) place keys.
+**
+** State an algorithm needs beyond that (per-node hashes, say) goes in
+** r->state: one block from ring_alloc, freed with the ring.
+*/
+#ifndef CHASH_ALGO_H
+#define CHASH_ALGO_H
+
+#include "ring.h"
+
+typedef enum ring_units_kind {
+  RING_UNITS_NONE = 0,
+  RING_UNITS_POINTS,
+  RING_UNITS_SLOTS,
+  RING_UNITS_BUCKETS
+} ring_units_kind;
+
+struct ring_algo {
+  const char *name;            /* algorithm=NAME (lower case) */
+  hash_id default_hash;        /* when the hash option is not given */
+  unsigned options;            /* the OPTION_* bits that apply to it, beyond
+                               ** algorithm, hash, seed and hash_tag */
+  ring_units_kind units;
+  const char *unit_name;       /* what a unit is, plural: "points", "slots" */
+
+  /* Why ch_points and ch_arcs have nothing to list (NULL: they work, for
+  ** POINTS and SLOTS), and why ch_diff is not exact (NULL: it is, by
+  ** merging points or comparing slot residues, which needs the default
+  ** lookup and unit_of: an algorithm with its own must say why here).
+  ** Each completes "...: algorithm X has no points (WHY)". */
+  const char *no_units;
+  const char *no_diff;
+
+  /*
+  ** After every option is set: fill in defaults that depend on the
+  ** algorithm and check the options fit it (beyond which apply, which the
+  ** core checks from `options`). 0, or 1 with a message in zErr. NULL:
+  ** nothing to check.
+  */
+  int (*check_options)(ring_config *cfg, unsigned set, char *zErr,
+                       size_t nErr);
+
+  /* A weight it cannot use (w is already a positive finite number no
+  ** larger than RING_MAX_WEIGHT): a static message, else NULL. NULL
+  ** function: every such weight. */
+  const char *(*check_weight)(const ring_config *cfg, double w);
+
+  /* The most points a node of weight w can get, so that writes can keep
+  ** a ring under RING_MAX_POINTS. NULL: 0 (no points). */
+  int64_t (*max_points)(const ring_config *cfg, double w);
+
+  /* Can it hold n nodes? NULL, or a message in zErr. NULL function: yes. */
+  const char *(*check_count)(const ring_config *cfg, uint64_t n, char *zErr,
+                             size_t nErr);
+
+  /*
+  ** Fill in r's placement (see the top of this file). prev is the ring
+  ** this one replaces, of any config, or NULL: a build may reuse its work
+  ** when prev->config matches. RING_OK, RING_NOMEM, or RING_INVALID with a
+  ** message in zErr (a ring it cannot place keys on).
+  */
+  int (*build)(ring *r, const ring *prev, char *zErr, size_t nErr);
+
+  /* The index in r->nodes of the owner of position pos (r has nodes).
+  ** NULL: the owner of the unit pos falls in. */
+  uint32_t (*lookup)(const ring *r, uint64_t pos);
+
+  /* The unit position pos falls in. NULL: for POINTS the first point at or
+  ** after pos (wrapping), for SLOTS pos mod n_units. */
+  uint32_t (*unit_of)(const ring *r, uint64_t pos);
+
+  /* The position of a key's n bytes at p (after the hash_tag option is
+  ** applied). NULL: hash_bytes under cfg's hash and seed. */
+  uint64_t (*key_position)(const ring_config *cfg, const void *p, size_t n);
+
+  /* POINTS: node n's point positions in the order it makes them, into
+  ** aPos (r->nodes[n].points entries); returns the replica number of
+  ** aPos[0] (ch_points' replica column). */
+  uint32_t (*node_positions)(const ring *r, uint32_t n, uint64_t *aPos);
+
+  /* SLOTS: a number ch_points shows in the replica column for slot s (the
+  ** step of its owner's preference list that took it). NULL: none. */
+  uint64_t (*slot_replica)(const ring *r, uint32_t s);
+
+  /* Each node's share of the hash space, into r->nodes[].share. NULL:
+  ** exact, from the points' arcs or the slots' residue classes. */
+  int (*shares)(ring *r);
+
+  /* NONE: node n's score for position pos; ch_replicas ranks nodes by it,
+  ** highest first, ties to the lower index. */
+  double (*score)(const ring *r, uint32_t n, uint64_t pos);
+
+  /*
+  ** Checked when a transaction that changed a ring table commits: before
+  ** is the last committed version's nodes, after the nodes now, both in
+  ** join order (with their ids). RING_OK; RING_INVALID with a message in
+  ** zErr, and the commit fails; RING_NOMEM. NULL function: every change
+  ** commits.
+  */
+  int (*check_commit)(const ring_config *cfg,
+                      const ring_input *aBefore, uint32_t nBefore,
+                      const ring_input *aAfter, uint32_t nAfter,
+                      char *zErr, size_t nErr);
+};
+
+/* The registry (ext/algos/registry.c): every algorithm, then NULL. */
+extern const ring_algo *const ring_algos[];
+
+/* The allocator installed with ring_set_allocator. */
+void *ring_alloc(size_t n);
+void ring_dealloc(void *p);
+
+/* ---------------------------------------------------------- points */
+
+/* A point while a ring is built. */
+typedef struct ring_point {
+  uint64_t pos;
+  uint32_t node;           /* index in r->nodes */
+} ring_point;
+
+/*
+** Sort the n points of a by position, stably (so points that tie keep the
+** order they were made in: make the winner of a tie first), and make them
+** r's points: r->positions, r->owners, r->n_points, the lookup index.
+** Each node's `points` is left as the build set it. RING_OK or
+** RING_NOMEM; a is scratch afterwards.
+*/
+int ring_points_set(ring *r, ring_point *a, uint32_t n);
+
+/*
+** The same for rings that make the points of node n with
+** hash_node(r, n, aPos, stride) (node n's points into aPos[0],
+** aPos[stride], ...) and count them in r->nodes[n].points: equal
+** positions go in node name order, then in the order they were made.
+** When prev has the same config, nodes of the same name and point count
+** keep prev's points, and only the others are hashed and merged in (a
+** linear merge instead of a re-hash and sort of every point).
+*/
+int ring_points_build(ring *r, const ring *prev,
+                      void (*hash_node)(const ring *r, uint32_t n,
+                                        uint64_t *aPos, size_t stride));
+
+/* Build r->index over r->positions (ring_points_* call it). */
+int ring_index_build(ring *r);
+
+/* The first point at or after pos, wrapping to 0 (r has points). */
+uint32_t ring_point_at(const ring *r, uint64_t pos);
+
+/* Allocate r->unit_owners for n units (SLOTS and BUCKETS); r->n_units = n.
+** RING_OK or RING_NOMEM. */
+int ring_units_alloc(ring *r, uint32_t n);
+
+/* Decimal text of v at z (at least 10 bytes); returns its length. */
+int ring_format_u32(uint32_t v, char *z);
+
+#endif
