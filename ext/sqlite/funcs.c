@@ -19,63 +19,6 @@
 
 #include "sqlite_layer.h"
 
-/* Decimal text of v, written to end at buf+24; returns where it starts.
-** Two digits per division: integer keys are the common case of a scan. */
-static const char *format_int64(int64_t v, char buf[24]){
-  static const char aPair[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536"
-    "37383940414243444546474849505152535455565758596061626364656667686970717273"
-    "7475767778798081828384858687888990919293949596979899";
-  char *z = buf + 24;
-  uint64_t u = v<0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-  while( u>=100 ){
-    unsigned d = (unsigned)(u % 100);
-    u /= 100;
-    z -= 2;
-    memcpy(z, &aPair[2*d], 2);
-  }
-  if( u>=10 ){
-    z -= 2;
-    memcpy(z, &aPair[2*u], 2);
-  }else{
-    *--z = (char)('0' + u);
-  }
-  if( v<0 ) *--z = '-';
-  return z;
-}
-
-int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos){
-  char zInt[24];
-  const void *p;
-  int n;
-  switch( sqlite3_value_type(v) ){
-    case SQLITE_NULL:
-      return 0;
-    case SQLITE_INTEGER:
-      p = format_int64(sqlite3_value_int64(v), zInt);
-      n = (int)(zInt + sizeof(zInt) - (const char *)p);
-      break;
-    case SQLITE_BLOB:
-      p = sqlite3_value_blob(v);
-      n = sqlite3_value_bytes(v);
-      break;
-    default:                     /* TEXT; REAL as SQLite's text form */
-      p = sqlite3_value_text(v);
-      n = sqlite3_value_bytes(v);
-      break;
-  }
-  *pPos = ring_key_position(cfg, p ? p : "", (size_t)n);
-  return 1;
-}
-
-void chash_result_error(sqlite3_context *ctx, const char *zMsg){
-  if( zMsg ){
-    sqlite3_result_error(ctx, zMsg, -1);
-  }else{
-    sqlite3_result_error_nomem(ctx);
-  }
-}
-
 /* Set "zFunc: ring ... is empty" on ctx; rings with no nodes own no key. */
 static void error_empty(sqlite3_context *ctx, const char *zFunc,
                         sqlite3_value *pSpec){

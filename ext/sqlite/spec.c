@@ -301,7 +301,7 @@ static int default_ring(chash_conn *conn, int bCurrent, int64_t iVersion,
                         char **pzErr){
   char *zList = NULL, *zSchema = NULL, *zName = NULL;
   int nRing = 0;
-  int rc = store_list_rings(conn->db, &zList, &nRing, &zSchema, &zName);
+  int rc = catalog_list_rings(conn->db, &zList, &nRing, &zSchema, &zName);
   if( rc!=SQLITE_OK ) return rc;
   if( nRing==0 ){
     *pzErr = sqlite3_mprintf("no ring to use: create one with CREATE VIRTUAL "
@@ -357,7 +357,7 @@ static int named_ring(chash_conn *conn, const char *zSpec, ring **ppRing,
   ** whole is the table name, looked up in temp, main, then attached. */
   char **azSchema = NULL;
   int nSchema = 0;
-  int rc = store_list_schemas(db, &azSchema, &nSchema);
+  int rc = catalog_list_schemas(db, &azSchema, &nSchema);
   if( rc!=SQLITE_OK ){
     sqlite3_free(zCopy);
     return rc;
@@ -380,7 +380,7 @@ static int named_ring(chash_conn *conn, const char *zSpec, ring **ppRing,
   int iSchema;
   for(iSchema=0; iSchema<nSchema && found==0; iSchema++){
     if( iOnly>=0 && iSchema!=iOnly ) continue;
-    found = store_find_ring_table(db, azSchema[iSchema], zName, &zTable);
+    found = catalog_find_ring(db, azSchema[iSchema], zName, &zTable);
     if( found==0 ) continue;
     break;
   }
@@ -399,7 +399,7 @@ static int named_ring(chash_conn *conn, const char *zSpec, ring **ppRing,
     if( rc==SQLITE_OK ) rc = where_set(pWhere, azSchema[iSchema], zTable, stamp);
   }
   sqlite3_free(zTable);
-  store_free_schemas(azSchema, nSchema);
+  catalog_free_schemas(azSchema, nSchema);
   sqlite3_free(zCopy);
   return rc;
 }

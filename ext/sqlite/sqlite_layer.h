@@ -2,15 +2,17 @@
 ** sqlite_layer.h: what the SQLite-facing parts of chash share: the per-connection
 ** context, the shadow-table store, ring-spec resolution and key hashing.
 **
-** The parts:
-**   ring.c, hash.c, options.c   pure C core (no SQLite)
-**   store.c    shadow tables: layout, reads, writes, versions
-**   spec.c     ring specs -> ring snapshots, with per-statement and
-**              per-connection caches
-**   vtab.c     the chash virtual table
-**   funcs.c    the SQL functions
-**   tvf.c      the table-valued functions
-**   chash.c    the entry point that registers them
+** The parts, each calling only the ones above it and the core (ext/core):
+**   common.c     the key-to-bytes rule, the error helper, prepared formats
+**   store.c      shadow tables: layout, reads, writes, versions
+**   catalog.c    which tables of a schema are rings
+**   json_spec.c  inline JSON ring specs -> options and nodes
+**   ring_cache.c the connection's caches of built rings (one LRU)
+**   spec.c       ring specs -> ring snapshots, through those caches
+**   vtab.c       the chash virtual table
+**   funcs.c      the SQL functions
+**   tvf*.c       the table-valued functions
+**   chash.c      the entry point that registers them
 */
 #ifndef CHASH_SQLITE_LAYER_H
 #define CHASH_SQLITE_LAYER_H
@@ -26,6 +28,28 @@ SQLITE_EXTENSION_INIT3
 
 #define CHASH_VERSION "0.1.0"
 #define CHASH_FORMAT  1            /* on-disk format of the shadow tables */
+
+/* --------------------------------------------------------------- common.c */
+
+/*
+** The position of key value v on a ring with config cfg: TEXT and BLOB hash
+** their bytes, INTEGER its decimal text, REAL its SQLite text form. Returns
+** 0 if v is NULL (no position), else 1.
+*/
+int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos);
+
+/* Set zMsg as ctx's error; if it is NULL (building the message ran out of
+** memory), the error is SQLITE_NOMEM. */
+void chash_result_error(sqlite3_context *ctx, const char *zMsg);
+
+/* Prepare the statement zFmt (a %-format) touching real tables only
+** (SQLITE_PREPARE_NO_VTAB, plus flags); SQLITE_NOMEM if the text cannot be
+** made. */
+int chash_prepare_fmt(sqlite3 *db, sqlite3_stmt **ppStmt, unsigned flags,
+                      const char *zFmt, ...);
+
+/* Run the statements of zFmt (a %-format) to completion. */
+int chash_exec_fmt(sqlite3 *db, const char *zFmt, ...);
 
 /* ---------------------------------------------------------------- store.c */
 
@@ -87,23 +111,6 @@ int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
                     const ring_config *cfg, int64_t iVersion,
                     const ring *pBase, ring **ppRing, char **pzErr);
 
-/*
-** Look table zName up in zSchema (case-insensitively): 1 if it is a chash
-** table, 2 if it is another table, 0 if there is none, <0 the negated
-** SQLite error code. *pzName gets the table's name as stored.
-*/
-int store_find_ring_table(sqlite3 *db, const char *zSchema, const char *zName,
-                          char **pzName);
-
-/* The connection's schemas in SQLite's search order: temp, main, attached.
-** Free the list with store_free_schemas. */
-int store_list_schemas(sqlite3 *db, char ***pazSchema, int *pn);
-void store_free_schemas(char **azSchema, int n);
-
-/* Every chash table of the connection as "schema.name", comma-separated,
-** in SQLite's search order (temp, main, attached); *pnRing counts them. */
-int store_list_rings(sqlite3 *db, char **pzList, int *pnRing,
-                     char **pzSchema, char **pzName);
 
 /* The write side, used by the virtual table's xUpdate. */
 int store_open(sqlite3 *db, const char *zSchema, const char *zName,
@@ -137,6 +144,26 @@ int store_scan(ring_store *st, int eBy, sqlite3_value *pArg,
 int store_commit_epoch(ring_store *st);
 /* The error message of the last failing store call (or NULL). */
 const char *store_errmsg(ring_store *st);
+
+/* -------------------------------------------------------------- catalog.c */
+
+/*
+** Look table zName up in zSchema (case-insensitively): 1 if it is a chash
+** table, 2 if it is another table, 0 if there is none, <0 the negated
+** SQLite error code. *pzName gets the table's name as stored.
+*/
+int catalog_find_ring(sqlite3 *db, const char *zSchema, const char *zName,
+                      char **pzName);
+
+/* The connection's schemas in SQLite's search order: temp, main, attached.
+** Free the list with catalog_free_schemas. */
+int catalog_list_schemas(sqlite3 *db, char ***pazSchema, int *pn);
+void catalog_free_schemas(char **azSchema, int n);
+
+/* Every chash table of the connection as "schema.name", comma-separated,
+** in SQLite's search order (temp, main, attached); *pnRing counts them. */
+int catalog_list_rings(sqlite3 *db, char **pzList, int *pnRing,
+                       char **pzSchema, char **pzName);
 
 /* ----------------------------------------------------------------- spec.c */
 
@@ -185,17 +212,6 @@ int spec_current_ring(chash_conn *conn, const char *zSchema,
                       const char *zName, ring **ppRing, char **pzErr);
 
 /* ---------------------------------------------------------------- funcs.c */
-
-/*
-** The position of key value v on a ring with config cfg: TEXT and BLOB hash
-** their bytes, INTEGER its decimal text, REAL its SQLite text form. Returns
-** 0 if v is NULL (no position), else 1.
-*/
-int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos);
-
-/* Set zMsg as ctx's error; if it is NULL (building the message ran out of
-** memory), the error is SQLITE_NOMEM. */
-void chash_result_error(sqlite3_context *ctx, const char *zMsg);
 
 int funcs_register(sqlite3 *db, chash_conn *conn);
 

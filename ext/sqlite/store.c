@@ -56,34 +56,6 @@ int store_is_shadow_suffix(const char *zSuffix){
   return 0;
 }
 
-/* Prepare the statement in zFmt (a %-format; NULL zFmt result = NOMEM),
-** touching real tables only (NO_VTAB). */
-static int prepare_fmt(sqlite3 *db, sqlite3_stmt **ppStmt, unsigned flags,
-                       const char *zFmt, ...){
-  va_list ap;
-  va_start(ap, zFmt);
-  char *zSql = sqlite3_vmprintf(zFmt, ap);
-  va_end(ap);
-  *ppStmt = NULL;
-  if( zSql==NULL ) return SQLITE_NOMEM;
-  int rc = sqlite3_prepare_v3(db, zSql, -1, flags | SQLITE_PREPARE_NO_VTAB,
-                              ppStmt, NULL);
-  sqlite3_free(zSql);
-  return rc;
-}
-
-/* Run zSql (a %-format) to completion. */
-static int exec_fmt(sqlite3 *db, const char *zFmt, ...){
-  va_list ap;
-  va_start(ap, zFmt);
-  char *zSql = sqlite3_vmprintf(zFmt, ap);
-  va_end(ap);
-  if( zSql==NULL ) return SQLITE_NOMEM;
-  int rc = sqlite3_exec(db, zSql, NULL, NULL, NULL);
-  sqlite3_free(zSql);
-  return rc;
-}
-
 static int64_t random_int64(void){
   int64_t v;
   sqlite3_randomness(sizeof(v), &v);
@@ -117,7 +89,7 @@ int store_create(sqlite3 *db, const char *zSchema, const char *zName,
     sqlite3_free(zRows);
     return SQLITE_NOMEM;
   }
-  int rc = exec_fmt(db,
+  int rc = chash_exec_fmt(db,
     "CREATE TABLE \"%w\".\"%w_config\"(key TEXT PRIMARY KEY, value)"
     " WITHOUT ROWID;"
     "INSERT INTO \"%w\".\"%w_config\"(key, value) VALUES"
@@ -141,7 +113,7 @@ int store_create(sqlite3 *db, const char *zSchema, const char *zName,
 }
 
 int store_drop(sqlite3 *db, const char *zSchema, const char *zName){
-  return exec_fmt(db,
+  return chash_exec_fmt(db,
     "DROP TABLE IF EXISTS \"%w\".\"%w_config\";"
     "DROP TABLE IF EXISTS \"%w\".\"%w_nodes\";"
     "DROP TABLE IF EXISTS \"%w\".\"%w_history\";",
@@ -150,7 +122,7 @@ int store_drop(sqlite3 *db, const char *zSchema, const char *zName){
 
 int store_rename(sqlite3 *db, const char *zSchema, const char *zOld,
                  const char *zNew){
-  return exec_fmt(db,
+  return chash_exec_fmt(db,
     "ALTER TABLE \"%w\".\"%w_config\" RENAME TO \"%w_config\";"
     "ALTER TABLE \"%w\".\"%w_nodes\" RENAME TO \"%w_nodes\";"
     "ALTER TABLE \"%w\".\"%w_history\" RENAME TO \"%w_history\";",
@@ -171,7 +143,7 @@ static int config_int(sqlite3_stmt *pStmt, int64_t lo, int64_t *pOut){
 int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
                     store_info *pInfo, char **pzErr){
   sqlite3_stmt *pStmt = NULL;
-  int rc = prepare_fmt(db, &pStmt, 0,
+  int rc = chash_prepare_fmt(db, &pStmt, 0,
       "SELECT key, value FROM \"%w\".\"%w_config\"", zSchema, zName);
   if( rc==SQLITE_NOMEM ) return rc;
   if( rc!=SQLITE_OK ){
@@ -250,7 +222,7 @@ int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
 int store_current_version(sqlite3 *db, const char *zSchema,
                           const char *zName, int64_t *pVersion){
   sqlite3_stmt *pStmt = NULL;
-  int rc = prepare_fmt(db, &pStmt, 0,
+  int rc = chash_prepare_fmt(db, &pStmt, 0,
       "SELECT epoch FROM \"%w\".\"%w_history\" ORDER BY seq DESC LIMIT 1",
       zSchema, zName);
   if( rc!=SQLITE_OK ) return rc;
@@ -276,7 +248,7 @@ int store_stamp_holds(sqlite3 *db, const char *zSchema, const char *zName,
   int bHidable = strcmp(zSchema, "main")==0
               && sqlite3_db_filename(db, "temp")!=NULL;
   sqlite3_stmt *pStmt = NULL;
-  int bHolds = prepare_fmt(db, &pStmt, 0,
+  int bHolds = chash_prepare_fmt(db, &pStmt, 0,
                  "SELECT value FROM \"%w\".\"%w_config\" WHERE key='stamp'%s",
                  zSchema, zName, bHidable
                  ? " AND NOT EXISTS (SELECT 1 FROM temp.sqlite_schema"
@@ -293,7 +265,7 @@ int store_stamp_holds(sqlite3 *db, const char *zSchema, const char *zName,
 
 int store_history(sqlite3 *db, const char *zSchema, const char *zName,
                   int64_t iMaxEpoch, sqlite3_stmt **ppStmt){
-  int rc = prepare_fmt(db, ppStmt, 0,
+  int rc = chash_prepare_fmt(db, ppStmt, 0,
       "SELECT epoch, op, node, weight, old FROM \"%w\".\"%w_history\""
       " WHERE epoch<=?1 ORDER BY seq", zSchema, zName);
   if( rc==SQLITE_OK ) sqlite3_bind_int64(*ppStmt, 1, iMaxEpoch);
@@ -349,11 +321,11 @@ static int load_node_list(sqlite3 *db, const char *zSchema, const char *zName,
   sqlite3_stmt *pStmt = NULL;
   int rc;
   if( iVersion<0 ){
-    rc = prepare_fmt(db, &pStmt, 0,
+    rc = chash_prepare_fmt(db, &pStmt, 0,
         "SELECT node, weight, 'add', id FROM \"%w\".\"%w_nodes\" ORDER BY id",
         zSchema, zName);
   }else{
-    rc = prepare_fmt(db, &pStmt, 0,
+    rc = chash_prepare_fmt(db, &pStmt, 0,
         "SELECT node, weight, op, id FROM \"%w\".\"%w_history\" WHERE seq IN"
         " (SELECT max(seq) FROM \"%w\".\"%w_history\" WHERE epoch<=?1"
         "  GROUP BY id) ORDER BY id",
@@ -433,159 +405,6 @@ int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
   return rc;
 }
 
-/* Skip one SQL token of a name: "quoted", [quoted], `quoted`, 'quoted' or
-** a bare identifier. */
-static const char *skip_name(const char *z){
-  char q = *z;
-  if( q=='"' || q=='`' || q=='\'' || q=='[' ){
-    char end = q=='[' ? ']' : q;
-    for(z++; *z; z++){
-      if( *z==end ){
-        if( end!=']' && z[1]==end ){ z++; continue; }
-        return z+1;
-      }
-    }
-    return z;
-  }
-  while( *z && (isalnum((unsigned char)*z) || *z=='_' || *z=='$'
-                || (unsigned char)*z>=0x80) ) z++;
-  return z;
-}
-
-/* Does the CREATE statement zSql create a chash virtual table? */
-static int is_chash_sql(const char *zSql){
-  static const char zPrefix[] = "CREATE VIRTUAL TABLE";
-  if( sqlite3_strnicmp(zSql, zPrefix, sizeof(zPrefix)-1) ) return 0;
-  const char *z = zSql + sizeof(zPrefix)-1;
-  while( isspace((unsigned char)*z) ) z++;
-  z = skip_name(z);                                 /* [schema.]name */
-  while( isspace((unsigned char)*z) ) z++;
-  if( *z=='.' ){
-    z++;
-    while( isspace((unsigned char)*z) ) z++;
-    z = skip_name(z);
-    while( isspace((unsigned char)*z) ) z++;
-  }
-  if( sqlite3_strnicmp(z, "USING", 5) || !isspace((unsigned char)z[5]) ) return 0;
-  z += 5;
-  while( isspace((unsigned char)*z) ) z++;
-  if( sqlite3_strnicmp(z, "chash", 5) ) return 0;
-  z += 5;
-  return *z==0 || *z=='(' || isspace((unsigned char)*z);
-}
-
-int store_find_ring_table(sqlite3 *db, const char *zSchema, const char *zName,
-                          char **pzName){
-  sqlite3_stmt *pStmt = NULL;
-  *pzName = NULL;
-  int rc = prepare_fmt(db, &pStmt, 0,
-      "SELECT name, sql FROM \"%w\".sqlite_schema WHERE type='table'"
-      " AND name=?1 COLLATE NOCASE", zSchema);
-  if( rc!=SQLITE_OK ) return -rc;
-  sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
-  int found = 0;
-  rc = sqlite3_step(pStmt);
-  if( rc==SQLITE_ROW ){
-    const char *zSql = (const char *)sqlite3_column_text(pStmt, 1);
-    found = zSql && is_chash_sql(zSql) ? 1 : 2;
-    *pzName = sqlite3_mprintf("%s", sqlite3_column_text(pStmt, 0));
-    rc = *pzName ? SQLITE_OK : SQLITE_NOMEM;
-  }else if( rc==SQLITE_DONE ){
-    rc = SQLITE_OK;
-  }
-  sqlite3_finalize(pStmt);
-  return rc==SQLITE_OK ? found : -rc;
-}
-
-void store_free_schemas(char **azSchema, int n){
-  for(int i=0; i<n; i++) sqlite3_free(azSchema[i]);
-  sqlite3_free(azSchema);
-}
-
-int store_list_schemas(sqlite3 *db, char ***pazSchema, int *pn){
-  sqlite3_stmt *pStmt = NULL;
-  int rc = sqlite3_prepare_v2(db, "PRAGMA database_list", -1, &pStmt, NULL);
-  if( rc!=SQLITE_OK ) return rc;
-  char **az = NULL;
-  int n = 0;
-  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
-    const char *z = (const char *)sqlite3_column_text(pStmt, 1);
-    char **azNew = sqlite3_realloc64(az, sizeof(char *)*(n+1));
-    char *zCopy = z ? sqlite3_mprintf("%s", z) : NULL;
-    if( azNew==NULL || zCopy==NULL ){
-      sqlite3_free(zCopy);
-      if( azNew ) az = azNew;
-      rc = SQLITE_NOMEM;
-      break;
-    }
-    az = azNew;
-    /* temp goes first */
-    if( sqlite3_stricmp(zCopy, "temp")==0 ){
-      memmove(&az[1], &az[0], sizeof(char *)*n);
-      az[0] = zCopy;
-    }else{
-      az[n] = zCopy;
-    }
-    n++;
-  }
-  sqlite3_finalize(pStmt);
-  if( rc!=SQLITE_DONE ){
-    store_free_schemas(az, n);
-    return rc==SQLITE_ROW ? SQLITE_ERROR : rc;
-  }
-  *pazSchema = az;
-  *pn = n;
-  return SQLITE_OK;
-}
-
-int store_list_rings(sqlite3 *db, char **pzList, int *pnRing,
-                     char **pzSchema, char **pzName){
-  char **azSchema = NULL;
-  int nSchema = 0;
-  int rc = store_list_schemas(db, &azSchema, &nSchema);
-  if( rc!=SQLITE_OK ) return rc;
-  sqlite3_str *pList = sqlite3_str_new(db);
-  *pnRing = 0;
-  *pzSchema = *pzName = NULL;
-  for(int i=0; rc==SQLITE_OK && i<nSchema; i++){
-    sqlite3_stmt *pStmt = NULL;
-    rc = prepare_fmt(db, &pStmt, 0,
-        "SELECT name, sql FROM \"%w\".sqlite_schema WHERE type='table'"
-        " AND sql LIKE 'CREATE VIRTUAL TABLE%%' ORDER BY name", azSchema[i]);
-    if( rc!=SQLITE_OK ) break;
-    while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
-      const char *zName = (const char *)sqlite3_column_text(pStmt, 0);
-      const char *zSql = (const char *)sqlite3_column_text(pStmt, 1);
-      if( zName==NULL || zSql==NULL || !is_chash_sql(zSql) ) continue;
-      if( *pnRing==0 ){
-        *pzSchema = sqlite3_mprintf("%s", azSchema[i]);
-        *pzName = sqlite3_mprintf("%s", zName);
-      }
-      sqlite3_str_appendf(pList, "%s%s.%s", *pnRing ? ", " : "",
-                          azSchema[i], zName);
-      (*pnRing)++;
-    }
-    sqlite3_finalize(pStmt);
-    if( rc==SQLITE_DONE ) rc = SQLITE_OK;
-  }
-  store_free_schemas(azSchema, nSchema);
-  /* sqlite3_str_finish() gives NULL for an empty list too (no rings), so
-  ** out-of-memory is told by the error code, not by NULL. */
-  if( rc==SQLITE_OK ) rc = sqlite3_str_errcode(pList);
-  char *zList = sqlite3_str_finish(pList);
-  if( rc==SQLITE_OK && *pnRing>0 && (*pzSchema==NULL || *pzName==NULL) ){
-    rc = SQLITE_NOMEM;
-  }
-  if( rc!=SQLITE_OK ){
-    sqlite3_free(zList);
-    sqlite3_free(*pzSchema);
-    sqlite3_free(*pzName);
-    *pzSchema = *pzName = NULL;
-    return rc;
-  }
-  *pzList = zList;
-  return SQLITE_OK;
-}
 
 /* ------------------------------------------------------------ writing */
 
@@ -702,7 +521,7 @@ static int store_prepare_fail(ring_store *st, int rc){
 /* The cached statement i, prepared on first use and reset for reuse. */
 static int store_stmt(ring_store *st, int i, sqlite3_stmt **ppStmt){
   if( st->aStmt[i]==NULL ){
-    int rc = prepare_fmt(st->db, &st->aStmt[i], SQLITE_PREPARE_PERSISTENT,
+    int rc = chash_prepare_fmt(st->db, &st->aStmt[i], SQLITE_PREPARE_PERSISTENT,
                          azStmtSql[i], st->zSchema, st->zName,
                          st->zSchema, st->zName, st->zSchema, st->zName,
                          st->zSchema, st->zName);
@@ -1006,7 +825,7 @@ int store_commit_epoch(ring_store *st){
 int store_scan(ring_store *st, int eBy, sqlite3_value *pArg,
                sqlite3_stmt **ppStmt){
   static const char *const azWhere[] = { "", " WHERE node=?1", " WHERE id=?1" };
-  int rc = prepare_fmt(st->db, ppStmt, 0,
+  int rc = chash_prepare_fmt(st->db, ppStmt, 0,
       "SELECT id, node, weight FROM \"%w\".\"%w_nodes\"%s ORDER BY id",
       st->zSchema, st->zName, azWhere[eBy]);
   if( rc!=SQLITE_OK ) return store_prepare_fail(st, rc);

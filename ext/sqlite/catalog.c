@@ -1,0 +1,164 @@
+/*
+** catalog.c: which tables of a connection are chash rings. A table is a
+** ring when its schema row is a CREATE VIRTUAL TABLE ... USING chash
+** statement (read token by token: names may be quoted); schemas are
+** searched in SQLite's order, temp, main, then the attached ones.
+*/
+#include <ctype.h>
+#include <string.h>
+
+#include "sqlite_layer.h"
+
+/* Skip one SQL token of a name: "quoted", [quoted], `quoted`, 'quoted' or
+** a bare identifier. */
+static const char *skip_name(const char *z){
+  char q = *z;
+  if( q=='"' || q=='`' || q=='\'' || q=='[' ){
+    char end = q=='[' ? ']' : q;
+    for(z++; *z; z++){
+      if( *z==end ){
+        if( end!=']' && z[1]==end ){ z++; continue; }
+        return z+1;
+      }
+    }
+    return z;
+  }
+  while( *z && (isalnum((unsigned char)*z) || *z=='_' || *z=='$'
+                || (unsigned char)*z>=0x80) ) z++;
+  return z;
+}
+
+/* Does the CREATE statement zSql create a chash virtual table? */
+static int is_chash_sql(const char *zSql){
+  static const char zPrefix[] = "CREATE VIRTUAL TABLE";
+  if( sqlite3_strnicmp(zSql, zPrefix, sizeof(zPrefix)-1) ) return 0;
+  const char *z = zSql + sizeof(zPrefix)-1;
+  while( isspace((unsigned char)*z) ) z++;
+  z = skip_name(z);                                 /* [schema.]name */
+  while( isspace((unsigned char)*z) ) z++;
+  if( *z=='.' ){
+    z++;
+    while( isspace((unsigned char)*z) ) z++;
+    z = skip_name(z);
+    while( isspace((unsigned char)*z) ) z++;
+  }
+  if( sqlite3_strnicmp(z, "USING", 5) || !isspace((unsigned char)z[5]) ) return 0;
+  z += 5;
+  while( isspace((unsigned char)*z) ) z++;
+  if( sqlite3_strnicmp(z, "chash", 5) ) return 0;
+  z += 5;
+  return *z==0 || *z=='(' || isspace((unsigned char)*z);
+}
+
+int catalog_find_ring(sqlite3 *db, const char *zSchema, const char *zName,
+                          char **pzName){
+  sqlite3_stmt *pStmt = NULL;
+  *pzName = NULL;
+  int rc = chash_prepare_fmt(db, &pStmt, 0,
+      "SELECT name, sql FROM \"%w\".sqlite_schema WHERE type='table'"
+      " AND name=?1 COLLATE NOCASE", zSchema);
+  if( rc!=SQLITE_OK ) return -rc;
+  sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
+  int found = 0;
+  rc = sqlite3_step(pStmt);
+  if( rc==SQLITE_ROW ){
+    const char *zSql = (const char *)sqlite3_column_text(pStmt, 1);
+    found = zSql && is_chash_sql(zSql) ? 1 : 2;
+    *pzName = sqlite3_mprintf("%s", sqlite3_column_text(pStmt, 0));
+    rc = *pzName ? SQLITE_OK : SQLITE_NOMEM;
+  }else if( rc==SQLITE_DONE ){
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(pStmt);
+  return rc==SQLITE_OK ? found : -rc;
+}
+
+void catalog_free_schemas(char **azSchema, int n){
+  for(int i=0; i<n; i++) sqlite3_free(azSchema[i]);
+  sqlite3_free(azSchema);
+}
+
+int catalog_list_schemas(sqlite3 *db, char ***pazSchema, int *pn){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA database_list", -1, &pStmt, NULL);
+  if( rc!=SQLITE_OK ) return rc;
+  char **az = NULL;
+  int n = 0;
+  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    const char *z = (const char *)sqlite3_column_text(pStmt, 1);
+    char **azNew = sqlite3_realloc64(az, sizeof(char *)*(n+1));
+    char *zCopy = z ? sqlite3_mprintf("%s", z) : NULL;
+    if( azNew==NULL || zCopy==NULL ){
+      sqlite3_free(zCopy);
+      if( azNew ) az = azNew;
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    az = azNew;
+    /* temp goes first */
+    if( sqlite3_stricmp(zCopy, "temp")==0 ){
+      memmove(&az[1], &az[0], sizeof(char *)*n);
+      az[0] = zCopy;
+    }else{
+      az[n] = zCopy;
+    }
+    n++;
+  }
+  sqlite3_finalize(pStmt);
+  if( rc!=SQLITE_DONE ){
+    catalog_free_schemas(az, n);
+    return rc==SQLITE_ROW ? SQLITE_ERROR : rc;
+  }
+  *pazSchema = az;
+  *pn = n;
+  return SQLITE_OK;
+}
+
+int catalog_list_rings(sqlite3 *db, char **pzList, int *pnRing,
+                     char **pzSchema, char **pzName){
+  char **azSchema = NULL;
+  int nSchema = 0;
+  int rc = catalog_list_schemas(db, &azSchema, &nSchema);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_str *pList = sqlite3_str_new(db);
+  *pnRing = 0;
+  *pzSchema = *pzName = NULL;
+  for(int i=0; rc==SQLITE_OK && i<nSchema; i++){
+    sqlite3_stmt *pStmt = NULL;
+    rc = chash_prepare_fmt(db, &pStmt, 0,
+        "SELECT name, sql FROM \"%w\".sqlite_schema WHERE type='table'"
+        " AND sql LIKE 'CREATE VIRTUAL TABLE%%' ORDER BY name", azSchema[i]);
+    if( rc!=SQLITE_OK ) break;
+    while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+      const char *zName = (const char *)sqlite3_column_text(pStmt, 0);
+      const char *zSql = (const char *)sqlite3_column_text(pStmt, 1);
+      if( zName==NULL || zSql==NULL || !is_chash_sql(zSql) ) continue;
+      if( *pnRing==0 ){
+        *pzSchema = sqlite3_mprintf("%s", azSchema[i]);
+        *pzName = sqlite3_mprintf("%s", zName);
+      }
+      sqlite3_str_appendf(pList, "%s%s.%s", *pnRing ? ", " : "",
+                          azSchema[i], zName);
+      (*pnRing)++;
+    }
+    sqlite3_finalize(pStmt);
+    if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+  }
+  catalog_free_schemas(azSchema, nSchema);
+  /* sqlite3_str_finish() gives NULL for an empty list too (no rings), so
+  ** out-of-memory is told by the error code, not by NULL. */
+  if( rc==SQLITE_OK ) rc = sqlite3_str_errcode(pList);
+  char *zList = sqlite3_str_finish(pList);
+  if( rc==SQLITE_OK && *pnRing>0 && (*pzSchema==NULL || *pzName==NULL) ){
+    rc = SQLITE_NOMEM;
+  }
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(zList);
+    sqlite3_free(*pzSchema);
+    sqlite3_free(*pzName);
+    *pzSchema = *pzName = NULL;
+    return rc;
+  }
+  *pzList = zList;
+  return SQLITE_OK;
+}
