@@ -115,7 +115,7 @@ int catalog_list_schemas(sqlite3 *db, char ***pazSchema, int *pn){
 }
 
 int catalog_list_rings(sqlite3 *db, char **pzList, int *pnRing,
-                     char **pzSchema, char **pzName){
+                       char **pzSchema, char **pzName){
   char **azSchema = NULL;
   int nSchema = 0;
   int rc = catalog_list_schemas(db, &azSchema, &nSchema);

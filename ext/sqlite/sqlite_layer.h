@@ -165,6 +165,19 @@ void catalog_free_schemas(char **azSchema, int n);
 int catalog_list_rings(sqlite3 *db, char **pzList, int *pnRing,
                        char **pzSchema, char **pzName);
 
+/* ------------------------------------------------------------ json_spec.c */
+
+/*
+** Read the inline JSON ring spec z (n bytes): its options into *cfg (the
+** defaults, then what it sets) and its nodes, in the order given, into a
+** new array *paInput of *pnInput entries, freed with json_spec_free.
+** SQLITE_OK, SQLITE_NOMEM, or SQLITE_ERROR with *pzErr saying what is
+** wrong.
+*/
+int json_spec_read(sqlite3 *db, const char *z, int n, ring_config *cfg,
+                   ring_input **paInput, uint32_t *pnInput, char **pzErr);
+void json_spec_free(ring_input *aInput, uint32_t n);
+
 /* ----------------------------------------------------------------- spec.c */
 
 /* The per-connection context: module pAux and functions' user data. */

@@ -1,0 +1,196 @@
+/*
+** json_spec.c: inline JSON ring specs, read with SQLite's own JSON
+** functions:
+**
+**   '["a", "b", "c"]'                          nodes of weight 1
+**   '{"nodes": {"a": 1, "b": 2}, "vnodes": 300}' nodes with weights, and
+**                                              any table option
+**
+** Options are strings or integers, checked as in CREATE VIRTUAL TABLE.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "sqlite_layer.h"
+
+/* Run a one-row query on the JSON text z; NULL on error. */
+static sqlite3_stmt *json_query(sqlite3 *db, const char *zSql, const char *z,
+                                int n, int *pRc){
+  sqlite3_stmt *pStmt = NULL;
+  *pRc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+  if( *pRc!=SQLITE_OK ) return NULL;
+  sqlite3_bind_text(pStmt, 1, z, n, SQLITE_STATIC);
+  return pStmt;
+}
+
+/* Read the "nodes" of a JSON spec (zPath: "$" or "$.nodes") into a node
+** list. */
+static int json_nodes(sqlite3 *db, const char *z, int n, const char *zPath,
+                      ring_input **paInput, uint32_t *pnInput, char **pzErr){
+  int rc;
+  char *zSql = sqlite3_mprintf("SELECT key, type, value, json_type(?1, %Q)"
+                               " FROM json_each(?1, %Q)", zPath, zPath);
+  if( zSql==NULL ) return SQLITE_NOMEM;
+  sqlite3_stmt *pStmt = json_query(db, zSql, z, n, &rc);
+  sqlite3_free(zSql);
+  if( pStmt==NULL ) return rc;
+  ring_input *aInput = NULL;
+  uint32_t nInput = 0;
+  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    const char *zContainer = (const char *)sqlite3_column_text(pStmt, 3);
+    const char *zType = (const char *)sqlite3_column_text(pStmt, 1);
+    int bArray = zContainer && strcmp(zContainer, "array")==0;
+    int iName = bArray ? 2 : 0;
+    if( zType==NULL ){ rc = SQLITE_NOMEM; break; }
+    if( nInput>=RING_MAX_NODES ){
+      *pzErr = sqlite3_mprintf("too many nodes: at most %d", RING_MAX_NODES);
+      rc = SQLITE_ERROR;
+      break;
+    }
+    if( bArray && strcmp(zType, "text")!=0 ){
+      *pzErr = sqlite3_mprintf("JSON ring spec: nodes[%d] is not a string",
+                               (int)nInput);
+      rc = SQLITE_ERROR;
+      break;
+    }
+    if( !bArray && strcmp(zType, "integer")!=0 && strcmp(zType, "real")!=0 ){
+      *pzErr = sqlite3_mprintf("JSON ring spec: the weight of node %s is not "
+                               "a number", sqlite3_column_text(pStmt, 0));
+      rc = SQLITE_ERROR;
+      break;
+    }
+    const char *zName = (const char *)sqlite3_column_text(pStmt, iName);
+    int nName = sqlite3_column_bytes(pStmt, iName);
+    char *zCopy = sqlite3_malloc64(nName+1);
+    ring_input *aNew = sqlite3_realloc64(aInput, sizeof(ring_input)*(nInput+1));
+    if( zName==NULL || zCopy==NULL || aNew==NULL ){
+      sqlite3_free(zCopy);
+      if( aNew ) aInput = aNew;
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    aInput = aNew;
+    memcpy(zCopy, zName, nName);
+    zCopy[nName] = 0;
+    aInput[nInput].name = zCopy;
+    aInput[nInput].name_len = (uint32_t)nName;
+    aInput[nInput].weight = bArray ? 1.0 : sqlite3_column_double(pStmt, 2);
+    nInput++;
+  }
+  sqlite3_finalize(pStmt);
+  if( rc==SQLITE_DONE ) rc = SQLITE_OK;
+  *paInput = aInput;
+  *pnInput = nInput;
+  return rc;
+}
+
+void json_spec_free(ring_input *aInput, uint32_t n){
+  for(uint32_t i=0; i<n; i++) sqlite3_free((char *)aInput[i].name);
+  sqlite3_free(aInput);
+}
+
+/* Apply the options of a JSON object spec (every key but "nodes"). */
+static int json_options(sqlite3 *db, const char *z, int n, ring_config *cfg,
+                        int *pbNodes, char **pzErr){
+  int rc;
+  sqlite3_stmt *pStmt = json_query(db,
+      "SELECT key, type, value FROM json_each(?1)", z, n, &rc);
+  if( pStmt==NULL ) return rc;
+  unsigned set = 0;
+  char zMsg[512];
+  *pbNodes = 0;
+  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    const char *zKey = (const char *)sqlite3_column_text(pStmt, 0);
+    const char *zType = (const char *)sqlite3_column_text(pStmt, 1);
+    const char *zValue = (const char *)sqlite3_column_text(pStmt, 2);
+    if( zKey==NULL || zType==NULL ){ rc = SQLITE_NOMEM; break; }
+    if( strcmp(zKey, "nodes")==0 ){
+      if( strcmp(zType, "array")!=0 && strcmp(zType, "object")!=0 ){
+        *pzErr = sqlite3_mprintf("JSON ring spec: nodes must be an array of "
+                                 "names or an object {name: weight}");
+        rc = SQLITE_ERROR;
+        break;
+      }
+      *pbNodes = 1;
+      continue;
+    }
+    if( strcmp(zType, "text")!=0 && strcmp(zType, "integer")!=0 ){
+      *pzErr = sqlite3_mprintf("JSON ring spec: option %s must be a string or "
+                               "an integer", zKey);
+      rc = SQLITE_ERROR;
+      break;
+    }
+    if( zValue==NULL ){ rc = SQLITE_NOMEM; break; }
+    if( options_set(cfg, &set, zKey, zValue, zMsg, sizeof(zMsg)) ){
+      *pzErr = sqlite3_mprintf("JSON ring spec: %s", zMsg);
+      rc = SQLITE_ERROR;
+      break;
+    }
+  }
+  sqlite3_finalize(pStmt);
+  if( rc==SQLITE_DONE ){
+    rc = SQLITE_OK;
+    if( options_check(cfg, set, zMsg, sizeof(zMsg)) ){
+      *pzErr = sqlite3_mprintf("JSON ring spec: %s", zMsg);
+      rc = SQLITE_ERROR;
+    }
+  }
+  return rc;
+}
+
+/* Does JSON text z hold the escape \u0000? SQLite's JSON functions end a
+** string there, which would cut a node name short without a word. */
+static int json_has_nul_escape(const char *z, int n){
+  for(int i=0; i+1<n; i++){
+    if( z[i]!='\\' ) continue;
+    if( z[i+1]=='u' && i+5<n && memcmp(&z[i+2], "0000", 4)==0 ) return 1;
+    i++;                                  /* skip the escaped character */
+  }
+  return 0;
+}
+
+int json_spec_read(sqlite3 *db, const char *z, int n, ring_config *cfg,
+                   ring_input **paInput, uint32_t *pnInput, char **pzErr){
+  *paInput = NULL;
+  *pnInput = 0;
+  ring_config_default(cfg);
+  if( json_has_nul_escape(z, n) ){
+    *pzErr = sqlite3_mprintf("JSON ring spec: node names cannot contain NUL "
+                             "(\\u0000)");
+    return SQLITE_ERROR;
+  }
+  int rc;
+  /* json_type() fails with SQLITE_ERROR on malformed JSON, and with
+  ** SQLITE_NOMEM when memory runs out (json_valid() would say 0 for both). */
+  sqlite3_stmt *pStmt = json_query(db, "SELECT json_type(?1)", z, n, &rc);
+  if( pStmt==NULL ) return rc;
+  char zType[8] = "";                 /* stays empty: malformed */
+  rc = sqlite3_step(pStmt);
+  if( rc==SQLITE_ROW ){
+    const char *zJsonType = (const char *)sqlite3_column_text(pStmt, 0);
+    if( zJsonType ) snprintf(zType, sizeof(zType), "%s", zJsonType);
+    rc = zJsonType ? SQLITE_OK : SQLITE_NOMEM;
+  }else if( rc==SQLITE_ERROR ){
+    rc = SQLITE_OK;
+  }
+  sqlite3_finalize(pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  if( strcmp(zType, "array")==0 ){
+    return json_nodes(db, z, n, "$", paInput, pnInput, pzErr);
+  }
+  if( strcmp(zType, "object")==0 ){
+    int bNodes = 0;
+    rc = json_options(db, z, n, cfg, &bNodes, pzErr);
+    if( rc==SQLITE_OK && !bNodes ){
+      *pzErr = sqlite3_mprintf("JSON ring spec has no \"nodes\"");
+      rc = SQLITE_ERROR;
+    }
+    if( rc==SQLITE_OK ){
+      rc = json_nodes(db, z, n, "$.nodes", paInput, pnInput, pzErr);
+    }
+    return rc;
+  }
+  *pzErr = sqlite3_mprintf("malformed JSON ring spec: %.*s%s",
+                           n>60 ? 60 : n, z, n>60 ? "..." : "");
+  return SQLITE_ERROR;
+}
