@@ -1,13 +1,16 @@
 /*
-** spec.c: ring specs, and the caches that keep ring snapshots.
+** spec.c: ring specs resolved to ring snapshots, and the caches that keep
+** that cheap.
 **
 ** A ring spec names a ring: 'shards' (as this connection sees it now),
 ** 'shards@3' (version 3), 'shards@-1' (one version before the current),
 ** 'aux.shards' (in attached schema aux), inline JSON ('["a","b"]' or
 ** '{"nodes":{"a":1,"b":2},"vnodes":300}'), an integer N (version N of the
 ** default ring) or nothing (the default ring: the only one there is).
+** ext/core/ring_spec.c parses it; here it is looked up (catalog.c), read
+** (store.c, json_spec.c) and built.
 **
-** Two caches keep lookups cheap:
+** Two caches keep lookups cheap (both over ring_cache.c's LRU):
 **   - per statement: a list of (spec, ring) kept as SQLite auxdata with a
 **     negative argument index, which lives until the statement is reset.
 **     A spec is resolved once per statement, so the next statement sees
@@ -32,55 +35,28 @@
 ** Attached schemas are left out: one can be detached and another attached
 ** under its name.
 */
-#include <ctype.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
+#include "ring_spec.h"
 #include "sqlite_layer.h"
 
-#define CONN_CACHE_SIZE   16
+#define CONN_CACHE_SIZE   16       /* built rings a connection keeps */
 #define STMT_CACHE_MAX    256      /* distinct specs in one statement */
 #define STMT_CACHE_AUXID  (-0x6368) /* auxdata slot of the statement cache */
 
 /* ------------------------------------------------ per-connection cache */
 
-typedef struct conn_entry {
-  char *zKey;              /* which ring: see cache_key(); NULL if free */
-  int64_t tag;             /* valid while this matches */
-  ring *ring;              /* one reference held */
-  uint64_t last_use;
-} conn_entry;
-
-/* What could change which table a spec names, or the table without
-** changing its stamp (see the top): a chash table created (its shadow
-** tables' rows count as changes) or an edit of the shadow tables (nChange),
-** an attached schema with a ring (nDb, for the default ring). */
-typedef struct conn_token {
-  sqlite3_int64 nChange;   /* sqlite3_total_changes64() */
-  int nDb;                 /* schemas attached */
-} conn_token;
-
-/* A spec resolved with one query while its token holds and its table's
-** stamp is the same. */
-typedef struct fast_entry {
-  int eType;               /* as stmt_entry; 0 if the entry is free */
-  char *zSpec;             /* text of a TEXT spec */
-  int nSpec;
-  int64_t iSpec;           /* value of an INTEGER spec */
-  ring *ring;              /* one reference held */
-  spec_table where;        /* the table, and its stamp */
-  conn_token token;
-  uint64_t last_use;
-} fast_entry;
-
 #define FAST_CACHE_SIZE 8
 
 struct chash_conn {
   sqlite3 *db;
-  conn_entry aEntry[CONN_CACHE_SIZE];
-  fast_entry aFast[FAST_CACHE_SIZE];
-  uint64_t clock;
+  ring_cache built;        /* built rings, by "schema.name[@version]" or
+                           ** "json:..."; tag: the stamp or creation tag */
+  ring_cache resolved;     /* specs resolved to rings in main or temp, with
+                           ** their table and the connection's state */
+  ring_cache_entry aBuilt[CONN_CACHE_SIZE];
+  ring_cache_entry aResolved[FAST_CACHE_SIZE];
 };
 
 chash_conn *conn_new(sqlite3 *db){
@@ -88,76 +64,53 @@ chash_conn *conn_new(sqlite3 *db){
   if( conn ){
     memset(conn, 0, sizeof(*conn));
     conn->db = db;
+    conn->built.a = conn->aBuilt;
+    conn->built.n = CONN_CACHE_SIZE;
+    conn->resolved.a = conn->aResolved;
+    conn->resolved.n = FAST_CACHE_SIZE;
   }
   return conn;
-}
-
-static void entry_clear(conn_entry *e){
-  sqlite3_free(e->zKey);
-  ring_release(e->ring);
-  memset(e, 0, sizeof(*e));
-}
-
-static void fast_clear(fast_entry *e){
-  sqlite3_free(e->zSpec);
-  spec_table_free(&e->where);
-  ring_release(e->ring);
-  memset(e, 0, sizeof(*e));
 }
 
 void conn_free(void *pConn){
   chash_conn *conn = pConn;
   if( conn==NULL ) return;
-  for(int i=0; i<CONN_CACHE_SIZE; i++) entry_clear(&conn->aEntry[i]);
-  for(int i=0; i<FAST_CACHE_SIZE; i++) fast_clear(&conn->aFast[i]);
+  ring_cache_clear(&conn->built);
+  ring_cache_clear(&conn->resolved);
   sqlite3_free(conn);
 }
 
-/* A new reference to the cached ring for (zKey, tag), or NULL. */
+/* A new reference to the built ring for (zKey, tag), or NULL. */
 static ring *cache_get(chash_conn *conn, const char *zKey, int64_t tag){
-  for(int i=0; i<CONN_CACHE_SIZE; i++){
-    conn_entry *e = &conn->aEntry[i];
-    if( e->zKey && e->tag==tag && strcmp(e->zKey, zKey)==0 ){
-      e->last_use = ++conn->clock;
-      ring_retain(e->ring);
-      return e->ring;
-    }
-  }
-  return NULL;
+  ring_cache_entry *e = ring_cache_find(&conn->built, zKey, (int)strlen(zKey));
+  if( e==NULL || e->tag!=tag ) return NULL;
+  ring_retain(e->ring);
+  return e->ring;
 }
 
-/* Keep r under (zKey, tag), replacing the same key or the least recently
-** used entry. Out of memory just means the ring is not cached. */
+/* Keep r under (zKey, tag). Out of memory just means it is not kept. */
 static void cache_put(chash_conn *conn, const char *zKey, int64_t tag, ring *r){
-  conn_entry *pSlot = &conn->aEntry[0];
-  for(int i=0; i<CONN_CACHE_SIZE; i++){
-    conn_entry *e = &conn->aEntry[i];
-    if( e->zKey==NULL || strcmp(e->zKey, zKey)==0 ){ pSlot = e; break; }
-    if( e->last_use<pSlot->last_use ) pSlot = e;
+  ring_cache_entry fresh;
+  if( ring_cache_entry_init(&fresh, zKey, (int)strlen(zKey), r)!=SQLITE_OK ){
+    return;
   }
-  char *zCopy = sqlite3_mprintf("%s", zKey);
-  if( zCopy==NULL ) return;
-  entry_clear(pSlot);
-  pSlot->zKey = zCopy;
-  pSlot->tag = tag;
-  pSlot->ring = r;
-  pSlot->last_use = ++conn->clock;
-  ring_retain(r);
+  fresh.tag = tag;
+  ring_cache_put(&conn->built, &fresh);
 }
 
 /*
-** The most recently used cached ring of table zTable ("schema.name"), at
+** The most recently used built ring of table zTable ("schema.name"), at
 ** any version or tag, or NULL: the base an incremental build starts from.
 ** Any ring is a correct base (ring_build_from checks what it reuses); one
 ** of the same table just shares the most points.
 */
 static ring *cache_base(chash_conn *conn, const char *zTable){
-  size_t n = strlen(zTable);
-  const conn_entry *pBest = NULL;
-  for(int i=0; i<CONN_CACHE_SIZE; i++){
-    const conn_entry *e = &conn->aEntry[i];
-    if( e->zKey && strncmp(e->zKey, zTable, n)==0
-     && (e->zKey[n]==0 || e->zKey[n]=='@')
+  int n = (int)strlen(zTable);
+  const ring_cache_entry *pBest = NULL;
+  for(int i=0; i<conn->built.n; i++){
+    const ring_cache_entry *e = &conn->built.a[i];
+    if( e->zKey && e->nKey>=n && memcmp(e->zKey, zTable, n)==0
+     && (e->nKey==n || e->zKey[n]=='@')
      && (pBest==NULL || e->last_use>pBest->last_use) ){
       pBest = e;
     }
@@ -168,15 +121,17 @@ static ring *cache_base(chash_conn *conn, const char *zTable){
 /* ------------------------------------------------------- table rings */
 
 /*
-** The ring of table zSchema.zName (a chash table, name as stored) at
-** version iVersion, or the current ring if bCurrent. Checks the version is
-** in range. New reference in *ppRing.
+** The ring of table zSchema.zName (a chash table, name as stored) at the
+** version pSpec asks for (zSpec: the spec as written, for messages). Checks
+** the version is in range. New reference in *ppRing.
 */
 static int table_ring_read(chash_conn *conn, const char *zSchema,
-                           const char *zName, int bCurrent, int bRelative,
-                           int64_t iVersion, const char *zSpec, ring **ppRing,
-                           int64_t *pStamp, char **pzErr){
+                           const char *zName, const ring_spec *pSpec,
+                           const char *zSpec, ring **ppRing, int64_t *pStamp,
+                           char **pzErr){
   sqlite3 *db = conn->db;
+  int bCurrent = pSpec->when==RING_SPEC_CURRENT;
+  int64_t iVersion = pSpec->version;
   store_info info;
   int64_t nCurrent;
   int rc = store_read_info(db, zSchema, zName, &info, pzErr);
@@ -202,7 +157,7 @@ static int table_ring_read(chash_conn *conn, const char *zSchema,
     return SQLITE_CORRUPT_VTAB;
   }
   if( !bCurrent ){
-    if( bRelative ) iVersion = nCurrent + iVersion;
+    if( pSpec->when==RING_SPEC_RELATIVE ) iVersion = nCurrent + iVersion;
     if( iVersion<0 || iVersion>nCurrent ){
       *pzErr = sqlite3_mprintf("no such version: %s (ring %s.%s has versions "
                                "0 to %lld)", zSpec, zSchema, zName,
@@ -251,9 +206,8 @@ static int table_ring_read(chash_conn *conn, const char *zSchema,
 ** statement left open on the schema holds one read transaction for all.
 */
 static int table_ring(chash_conn *conn, const char *zSchema, const char *zName,
-                      int bCurrent, int bRelative, int64_t iVersion,
-                      const char *zSpec, ring **ppRing, int64_t *pStamp,
-                      char **pzErr){
+                      const ring_spec *pSpec, const char *zSpec,
+                      ring **ppRing, int64_t *pStamp, char **pzErr){
   sqlite3_stmt *pPin = NULL;
   char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema", zSchema);
   if( zSql==NULL ) return SQLITE_NOMEM;
@@ -261,8 +215,8 @@ static int table_ring(chash_conn *conn, const char *zSchema, const char *zName,
   sqlite3_free(zSql);
   if( rc==SQLITE_OK ) rc = sqlite3_step(pPin);
   if( rc==SQLITE_ROW || rc==SQLITE_DONE ){
-    rc = table_ring_read(conn, zSchema, zName, bCurrent, bRelative, iVersion,
-                         zSpec, ppRing, pStamp, pzErr);
+    rc = table_ring_read(conn, zSchema, zName, pSpec, zSpec, ppRing, pStamp,
+                         pzErr);
   }else if( rc!=SQLITE_NOMEM ){
     *pzErr = sqlite3_mprintf("ring %s.%s: %s", zSchema, zName,
                              sqlite3_errmsg(conn->db));
@@ -274,7 +228,9 @@ static int table_ring(chash_conn *conn, const char *zSchema, const char *zName,
 int spec_current_ring(chash_conn *conn, const char *zSchema,
                       const char *zName, ring **ppRing, char **pzErr){
   int64_t stamp;
-  return table_ring(conn, zSchema, zName, 1, 0, 0, zName, ppRing, &stamp,
+  ring_spec current;
+  ring_spec_default(&current);
+  return table_ring(conn, zSchema, zName, &current, zName, ppRing, &stamp,
                     pzErr);
 }
 
@@ -296,7 +252,7 @@ void spec_table_free(spec_table *pWhere){
 }
 
 /* The default ring: the only chash table of the connection. */
-static int default_ring(chash_conn *conn, int bCurrent, int64_t iVersion,
+static int default_ring(chash_conn *conn, const ring_spec *pSpec,
                         const char *zSpec, ring **ppRing, spec_table *pWhere,
                         char **pzErr){
   char *zList = NULL, *zSchema = NULL, *zName = NULL;
@@ -312,8 +268,8 @@ static int default_ring(chash_conn *conn, int bCurrent, int64_t iVersion,
     rc = SQLITE_ERROR;
   }else{
     int64_t stamp;
-    rc = table_ring(conn, zSchema, zName, bCurrent, iVersion<0, iVersion,
-                    zSpec, ppRing, &stamp, pzErr);
+    rc = table_ring(conn, zSchema, zName, pSpec, zSpec, ppRing, &stamp,
+                    pzErr);
     if( rc==SQLITE_OK ) rc = where_set(pWhere, zSchema, zName, stamp);
   }
   sqlite3_free(zList);
@@ -322,37 +278,13 @@ static int default_ring(chash_conn *conn, int bCurrent, int64_t iVersion,
   return rc;
 }
 
-/* Parse "-?[0-9]{1,18}" into *pV. Returns 0 on success. */
-static int parse_version(const char *z, int64_t *pV){
-  int bNeg = *z=='-';
-  if( bNeg ) z++;
-  size_t n = strlen(z);
-  if( n==0 || n>18 ) return 1;
-  for(size_t i=0; i<n; i++) if( !isdigit((unsigned char)z[i]) ) return 1;
-  *pV = strtoll(z, NULL, 10) * (bNeg ? -1 : 1);
-  return 0;
-}
-
-/* A spec naming a table: [schema.]name[@version]. */
-static int named_ring(chash_conn *conn, const char *zSpec, ring **ppRing,
-                      spec_table *pWhere, char **pzErr){
+/* A spec naming a table: [schema.]name[@version] (zSpec as written). */
+static int named_ring(chash_conn *conn, const ring_spec *pSpec,
+                      const char *zSpec, ring **ppRing, spec_table *pWhere,
+                      char **pzErr){
   sqlite3 *db = conn->db;
-  char *zCopy = sqlite3_mprintf("%s", zSpec);
+  char *zCopy = sqlite3_mprintf("%.*s", (int)pSpec->name_len, pSpec->name);
   if( zCopy==NULL ) return SQLITE_NOMEM;
-  int bCurrent = 1, bRelative = 0;
-  int64_t iVersion = 0;
-  char *zAt = strrchr(zCopy, '@');
-  if( zAt ){
-    *zAt = 0;
-    bCurrent = 0;
-    bRelative = zAt[1]=='-';
-    if( parse_version(zAt+1, &iVersion) ){
-      *pzErr = sqlite3_mprintf("bad version in ring spec '%s': write "
-                               "name@N or name@-N", zSpec);
-      sqlite3_free(zCopy);
-      return SQLITE_ERROR;
-    }
-  }
   /* schema.name if the part before the first dot is a schema; else the
   ** whole is the table name, looked up in temp, main, then attached. */
   char **azSchema = NULL;
@@ -364,13 +296,13 @@ static int named_ring(chash_conn *conn, const char *zSpec, ring **ppRing,
   }
   const char *zName = zCopy;
   int iOnly = -1;
-  char *zDot = strchr(zCopy, '.');
-  if( zDot ){
+  int nSchemaPart = (int)pSpec->schema_len;
+  if( pSpec->schema_len<pSpec->name_len ){
     for(int i=0; i<nSchema; i++){
-      if( sqlite3_strnicmp(azSchema[i], zCopy, (int)(zDot-zCopy))==0
-       && azSchema[i][zDot-zCopy]==0 ){
+      if( sqlite3_strnicmp(azSchema[i], zCopy, nSchemaPart)==0
+       && azSchema[i][nSchemaPart]==0 ){
         iOnly = i;
-        zName = zDot+1;
+        zName = zCopy + nSchemaPart + 1;
         break;
       }
     }
@@ -394,8 +326,8 @@ static int named_ring(chash_conn *conn, const char *zSpec, ring **ppRing,
     rc = SQLITE_ERROR;
   }else{
     int64_t stamp;
-    rc = table_ring(conn, azSchema[iSchema], zTable, bCurrent, bRelative,
-                    iVersion, zSpec, ppRing, &stamp, pzErr);
+    rc = table_ring(conn, azSchema[iSchema], zTable, pSpec, zSpec, ppRing,
+                    &stamp, pzErr);
     if( rc==SQLITE_OK ) rc = where_set(pWhere, azSchema[iSchema], zTable, stamp);
   }
   sqlite3_free(zTable);
@@ -491,24 +423,24 @@ static int entry_matches(const stmt_entry *e, const spec_arg *a){
 static int resolve(chash_conn *conn, int eType, const char *z, int n,
                    int64_t i, ring **ppRing, spec_table *pWhere,
                    char **pzErr){
+  ring_spec spec;
+  char zVersion[32];
   if( eType==SQLITE_NULL ){
-    return default_ring(conn, 1, 0, "", ppRing, pWhere, pzErr);
+    ring_spec_default(&spec);
+    return default_ring(conn, &spec, "", ppRing, pWhere, pzErr);
   }
   if( eType==SQLITE_INTEGER ){
-    char zSpec[32];
-    snprintf(zSpec, sizeof(zSpec), "%lld", (long long)i);
-    return default_ring(conn, 0, i, zSpec, ppRing, pWhere, pzErr);
+    ring_spec_version(i, &spec);
+    snprintf(zVersion, sizeof(zVersion), "%lld", (long long)i);
+    return default_ring(conn, &spec, zVersion, ppRing, pWhere, pzErr);
   }
-  const char *zStart = z;
-  while( zStart<z+n && isspace((unsigned char)*zStart) ) zStart++;
-  if( zStart<z+n && (*zStart=='[' || *zStart=='{') ){
-    return json_ring(conn, z, n, ppRing, pzErr);
+  char zMsg[512];
+  if( ring_spec_parse(z, (size_t)n, &spec, zMsg, sizeof(zMsg)) ){
+    *pzErr = sqlite3_mprintf("%s", zMsg);
+    return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
-  if( n==0 || memchr(z, 0, n) ){
-    *pzErr = sqlite3_mprintf("no such ring: '%.*s'", n, z);
-    return SQLITE_ERROR;
-  }
-  return named_ring(conn, z, ppRing, pWhere, pzErr);
+  if( spec.kind==RING_SPEC_INLINE ) return json_ring(conn, z, n, ppRing, pzErr);
+  return named_ring(conn, &spec, z, ppRing, pWhere, pzErr);
 }
 
 /* Read spec argument pSpec (NULL: omitted). SQLITE_OK, SQLITE_NOMEM, or
@@ -540,19 +472,28 @@ static int spec_arg_read(sqlite3_value *pSpec, const char *zFunc,
 
 /* ------------------------------------------------ resolved specs */
 
-/* The token as of now. */
-static void token_read(sqlite3 *db, conn_token *t){
-  memset(t, 0, sizeof(*t));
-  t->nChange = sqlite3_total_changes64(db);
-  while( sqlite3_db_name(db, t->nDb) ) t->nDb++;
+/* A spec's key in the resolved cache: its type, then its text or value. */
+static int spec_arg_key(const spec_arg *a, char **pzKey){
+  if( a->eType==SQLITE_TEXT ){
+    *pzKey = sqlite3_malloc64(a->n+1);
+    if( *pzKey==NULL ) return -1;
+    (*pzKey)[0] = 't';
+    memcpy(*pzKey+1, a->z, a->n);
+    return a->n+1;
+  }
+  *pzKey = a->eType==SQLITE_INTEGER ? sqlite3_mprintf("i%lld", (long long)a->i)
+                                    : sqlite3_mprintf("d");
+  return *pzKey ? (int)strlen(*pzKey) : -1;
 }
 
-static int token_equal(const conn_token *a, const conn_token *b){
-  return a->nChange==b->nChange && a->nDb==b->nDb;
-}
-
-static int fast_matches(const fast_entry *e, const spec_arg *a){
-  return spec_arg_is(a, e->eType, e->zSpec, e->nSpec, e->iSpec);
+/* What could change which table a spec names, or the table without
+** changing its stamp (see the top): a chash table created (its shadow
+** tables' rows count as changes) or an edit of the shadow tables
+** (nChange), an attached schema with a ring (nDb, for the default ring). */
+static void token_read(sqlite3 *db, int64_t *pnChange, int *pnDb){
+  *pnChange = sqlite3_total_changes64(db);
+  *pnDb = 0;
+  while( sqlite3_db_name(db, *pnDb) ) (*pnDb)++;
 }
 
 /*
@@ -563,16 +504,16 @@ static int fast_matches(const fast_entry *e, const spec_arg *a){
 static int fast_get(chash_conn *conn, const spec_arg *a, ring **ppRing,
                     spec_table *pWhere){
   sqlite3 *db = conn->db;
-  fast_entry *e = NULL;
-  for(int i=0; i<FAST_CACHE_SIZE && e==NULL; i++){
-    if( conn->aFast[i].eType && fast_matches(&conn->aFast[i], a) ){
-      e = &conn->aFast[i];
-    }
-  }
+  char *zKey;
+  int nKey = spec_arg_key(a, &zKey);
+  if( nKey<0 ) return 0;
+  ring_cache_entry *e = ring_cache_find(&conn->resolved, zKey, nKey);
+  sqlite3_free(zKey);
   if( e==NULL ) return 0;
-  conn_token now;
-  token_read(db, &now);
-  if( !token_equal(&now, &e->token)
+  int64_t nChange;
+  int nDb;
+  token_read(db, &nChange, &nDb);
+  if( nChange!=e->nChange || nDb!=e->nDb
    || !store_stamp_holds(db, e->where.zSchema, e->where.zName,
                          e->where.stamp) ){
     return 0;
@@ -582,7 +523,6 @@ static int fast_get(chash_conn *conn, const spec_arg *a, ring **ppRing,
     spec_table_free(pWhere);
     return 0;
   }
-  e->last_use = ++conn->clock;
   ring_retain(e->ring);
   *ppRing = e->ring;
   return 1;
@@ -597,35 +537,26 @@ static void fast_put(chash_conn *conn, const spec_arg *a, ring *r,
   if( strcmp(pWhere->zSchema, "main")!=0 && strcmp(pWhere->zSchema, "temp")!=0 ){
     return;
   }
-  conn_token token;
-  token_read(db, &token);
+  ring_cache_entry fresh;
+  token_read(db, &fresh.nChange, &fresh.nDb);
   /* The default ring is the only ring of all schemas, attached ones too. */
-  if( a->eType!=SQLITE_TEXT && token.nDb>2 ) return;
-  fast_entry *pSlot = &conn->aFast[0];
-  for(int i=0; i<FAST_CACHE_SIZE; i++){
-    fast_entry *e = &conn->aFast[i];
-    if( e->eType==0 || fast_matches(e, a) ){ pSlot = e; break; }
-    if( e->last_use<pSlot->last_use ) pSlot = e;
-  }
-  fast_entry fresh;
-  memset(&fresh, 0, sizeof(fresh));
-  if( a->eType==SQLITE_TEXT ) fresh.zSpec = sqlite3_malloc64(a->n ? a->n : 1);
+  if( a->eType!=SQLITE_TEXT && fresh.nDb>2 ) return;
+  int64_t nChange = fresh.nChange;
+  int nDb = fresh.nDb;
+  char *zKey;
+  int nKey = spec_arg_key(a, &zKey);
+  if( nKey<0 ) return;
+  int rc = ring_cache_entry_init(&fresh, zKey, nKey, r);
+  sqlite3_free(zKey);
+  if( rc!=SQLITE_OK ) return;
   if( where_set(&fresh.where, pWhere->zSchema, pWhere->zName,
-                pWhere->stamp)!=SQLITE_OK
-   || (a->eType==SQLITE_TEXT && fresh.zSpec==NULL) ){
-    fast_clear(&fresh);
+                pWhere->stamp)!=SQLITE_OK ){
+    ring_cache_entry_clear(&fresh);
     return;
   }
-  if( a->eType==SQLITE_TEXT ) memcpy(fresh.zSpec, a->z, a->n);
-  fresh.eType = a->eType;
-  fresh.nSpec = a->n;
-  fresh.iSpec = a->i;
-  fresh.ring = r;
-  ring_retain(r);
-  fresh.token = token;
-  fresh.last_use = ++conn->clock;
-  fast_clear(pSlot);
-  *pSlot = fresh;
+  fresh.nChange = nChange;
+  fresh.nDb = nDb;
+  ring_cache_put(&conn->resolved, &fresh);
 }
 
 /* Resolve a read spec to a new ring reference; errors are prefixed with

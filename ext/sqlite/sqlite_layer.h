@@ -178,6 +178,49 @@ int json_spec_read(sqlite3 *db, const char *z, int n, ring_config *cfg,
                    ring_input **paInput, uint32_t *pnInput, char **pzErr);
 void json_spec_free(ring_input *aInput, uint32_t n);
 
+/* ----------------------------------------------------------- ring_cache.c */
+
+/* The table a ring spec named (both NULL for an inline JSON ring). */
+typedef struct spec_table {
+  char *zSchema;
+  char *zName;
+  int64_t stamp;           /* its stamp when the ring was read */
+} spec_table;
+void spec_table_free(spec_table *pWhere);
+
+/* A cached ring: one reference held, under zKey (nKey bytes). */
+typedef struct ring_cache_entry {
+  char *zKey;              /* NULL if the entry is free */
+  int nKey;
+  ring *ring;
+  int64_t tag;             /* the caller's: valid while it matches */
+  spec_table where;        /* the caller's: the table the ring is of */
+  int64_t nChange;         /* the caller's: state when it was cached */
+  int nDb;
+  uint64_t last_use;
+} ring_cache_entry;
+
+typedef struct ring_cache {
+  ring_cache_entry *a;     /* n entries, the caller's memory */
+  int n;
+  uint64_t clock;          /* last_use of the latest use */
+} ring_cache;
+
+/* The entry of key zKey (marked as just used), or NULL. */
+ring_cache_entry *ring_cache_find(ring_cache *c, const char *zKey, int nKey);
+
+/* Fill e (a copy of zKey, a new reference to r), to be put. SQLITE_OK or
+** SQLITE_NOMEM (e is then clear). */
+int ring_cache_entry_init(ring_cache_entry *e, const char *zKey, int nKey,
+                          ring *r);
+
+/* Put *pNew in c (which owns it from then on, *pNew is cleared), in place
+** of the entry of the same key, a free one, or the least recently used. */
+void ring_cache_put(ring_cache *c, ring_cache_entry *pNew);
+
+void ring_cache_entry_clear(ring_cache_entry *e);
+void ring_cache_clear(ring_cache *c);
+
 /* ----------------------------------------------------------------- spec.c */
 
 /* The per-connection context: module pAux and functions' user data. */
@@ -200,13 +243,6 @@ ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
 ring *spec_ring_at(sqlite3_context *ctx, sqlite3_value **argv, int iArg,
                    const char *zFunc);
 
-/* The table a ring spec named (both NULL for an inline JSON ring). */
-typedef struct spec_table {
-  char *zSchema;
-  char *zName;
-  int64_t stamp;           /* its stamp when the ring was read */
-} spec_table;
-void spec_table_free(spec_table *pWhere);
 
 /*
 ** The same resolution for callers without a function context (the

@@ -16,6 +16,7 @@
 #include "options.h"
 #include "ring.h"
 #include "ring_index.h"
+#include "ring_spec.h"
 
 #include "unit.h"
 
@@ -506,7 +507,54 @@ static void test_algorithms(void){
   CHECK( strncmp(zList, "ring, ketama, jump, rendezvous, maglev, modn", 44)==0 );
 }
 
+/* Ring specs: each form, parsed by hand-read expectations. */
+static int spec_is(const char *z, ring_spec_kind kind, ring_spec_when when,
+                   int64_t version, const char *zName, size_t schema_len){
+  ring_spec p;
+  char zErr[200];
+  if( ring_spec_parse(z, strlen(z), &p, zErr, sizeof(zErr)) ) return 0;
+  return p.kind==kind && p.when==when && p.version==version
+      && p.name_len==strlen(zName) && memcmp(p.name, zName, p.name_len)==0
+      && p.schema_len==schema_len;
+}
+
+static void test_spec(void){
+  CHECK( spec_is("shards", RING_SPEC_NAMED, RING_SPEC_CURRENT, 0, "shards", 6) );
+  CHECK( spec_is("shards@3", RING_SPEC_NAMED, RING_SPEC_VERSION, 3, "shards", 6) );
+  CHECK( spec_is("shards@-1", RING_SPEC_NAMED, RING_SPEC_RELATIVE, -1, "shards", 6) );
+  CHECK( spec_is("shards@-0", RING_SPEC_NAMED, RING_SPEC_RELATIVE, 0, "shards", 6) );
+  CHECK( spec_is("aux.shards@2", RING_SPEC_NAMED, RING_SPEC_VERSION, 2, "aux.shards", 3) );
+  CHECK( spec_is("a.b.c", RING_SPEC_NAMED, RING_SPEC_CURRENT, 0, "a.b.c", 1) );
+  /* The last '@' starts the version: a name may hold one. */
+  CHECK( spec_is("me@host@12", RING_SPEC_NAMED, RING_SPEC_VERSION, 12, "me@host", 7) );
+  CHECK( spec_is("999999999999999999", RING_SPEC_NAMED, RING_SPEC_CURRENT, 0,
+                 "999999999999999999", 18) );
+  CHECK( spec_is("r@999999999999999999", RING_SPEC_NAMED, RING_SPEC_VERSION,
+                 999999999999999999LL, "r", 1) );
+  CHECK( spec_is("  [\"a\"]", RING_SPEC_INLINE, RING_SPEC_CURRENT, 0, "  [\"a\"]", 0) );
+  CHECK( spec_is("{\"nodes\":[]}", RING_SPEC_INLINE, RING_SPEC_CURRENT, 0,
+                 "{\"nodes\":[]}", 0) );
+  ring_spec p;
+  char zErr[200];
+  static const char *const azBad[] = { "r@", "r@x", "r@1x", "r@--1", "r@+1",
+                                       "r@1234567890123456789", "" };
+  for(size_t i=0; i<sizeof(azBad)/sizeof(azBad[0]); i++){
+    CHECK( ring_spec_parse(azBad[i], strlen(azBad[i]), &p, zErr, sizeof(zErr))==1 );
+  }
+  CHECK( ring_spec_parse("r@x", 3, &p, zErr, sizeof(zErr))==1
+         && has(zErr, "bad version in ring spec 'r@x'") );
+  CHECK( ring_spec_parse("a\0b", 3, &p, zErr, sizeof(zErr))==1
+         && has(zErr, "no such ring") );
+  ring_spec_version(-2, &p);
+  CHECK( p.kind==RING_SPEC_DEFAULT && p.when==RING_SPEC_RELATIVE && p.version==-2 );
+  ring_spec_version(5, &p);
+  CHECK( p.kind==RING_SPEC_DEFAULT && p.when==RING_SPEC_VERSION && p.version==5 );
+  ring_spec_default(&p);
+  CHECK( p.kind==RING_SPEC_DEFAULT && p.when==RING_SPEC_CURRENT );
+}
+
 int main(void){
+  test_spec();
   test_hash();
   test_points();
   test_names();
