@@ -10,13 +10,9 @@
 ** ext/core/ring_spec.c parses it; here it is looked up (catalog.c), read
 ** (store.c, json_spec.c) and built.
 **
-** Two caches keep lookups cheap (both over ring_cache.c's LRU):
-**   - per statement: a list of (spec, ring) kept as SQLite auxdata with a
-**     negative argument index, which lives until the statement is reset.
-**     A spec is resolved once per statement, so the next statement sees
-**     other connections' commits, and results may point at node names in a
-**     ring because the ring outlives every row of the statement.
-**   - per connection: the last CONN_CACHE_SIZE rings built, each valid while
+** Functions resolve a spec once per statement (spec_stmt.c). Below that,
+** the connection keeps two caches (both over ring_cache.c's LRU):
+**   - the last CONN_CACHE_SIZE rings built, each valid while
 **     its tag matches: the ring's stamp (random, replaced by every change,
 **     rolled back with the change) for the current ring and for a version
 **     not yet committed, or the table's creation tag for a committed version
@@ -42,8 +38,6 @@
 #include "sqlite_layer.h"
 
 #define CONN_CACHE_SIZE   16       /* built rings a connection keeps */
-#define STMT_CACHE_MAX    256      /* distinct specs in one statement */
-#define STMT_CACHE_AUXID  (-0x6368) /* auxdata slot of the statement cache */
 
 /* ------------------------------------------------ per-connection cache */
 
@@ -369,55 +363,6 @@ static int json_ring(chash_conn *conn, const char *z, int n, ring **ppRing,
   return rc;
 }
 
-/* -------------------------------------------------- statement cache */
-
-typedef struct stmt_entry {
-  int eType;               /* SQLITE_TEXT, SQLITE_INTEGER, or SQLITE_NULL
-                           ** for an omitted spec */
-  char *zSpec;             /* text of a TEXT spec */
-  int nSpec;
-  int64_t iSpec;           /* value of an INTEGER spec */
-  ring *ring;              /* one reference held */
-  unsigned argMask;        /* arguments spec_ring_at offered it to */
-} stmt_entry;
-
-typedef struct stmt_cache {
-  int n, nAlloc;
-  int iLast;               /* the entry found last: checked first */
-  stmt_entry *a;
-} stmt_cache;
-
-static void stmt_cache_free(void *p){
-  stmt_cache *sc = p;
-  for(int i=0; i<sc->n; i++){
-    sqlite3_free(sc->a[i].zSpec);
-    ring_release(sc->a[i].ring);
-  }
-  sqlite3_free(sc->a);
-  sqlite3_free(sc);
-}
-
-/* A ring spec argument as read: its type (SQLITE_NULL: omitted) and value. */
-typedef struct spec_arg {
-  int eType;               /* SQLITE_TEXT, SQLITE_INTEGER or SQLITE_NULL */
-  const char *z;           /* TEXT: the spec */
-  int n;                   /* TEXT: its bytes */
-  int64_t i;               /* INTEGER: the version */
-} spec_arg;
-
-/* Is a the spec of type eType, text z of n bytes or integer i? */
-static int spec_arg_is(const spec_arg *a, int eType, const char *z, int n,
-                       int64_t i){
-  if( eType!=a->eType ) return 0;
-  if( eType==SQLITE_INTEGER ) return i==a->i;
-  if( eType==SQLITE_TEXT ) return n==a->n && memcmp(z, a->z, n)==0;
-  return 1;
-}
-
-static int entry_matches(const stmt_entry *e, const spec_arg *a){
-  return spec_arg_is(a, e->eType, e->zSpec, e->nSpec, e->iSpec);
-}
-
 /* Resolve a spec of the given type to a new ring reference. A spec that
 ** names a table also fills *pWhere, if given (not for inline JSON). */
 static int resolve(chash_conn *conn, int eType, const char *z, int n,
@@ -443,10 +388,8 @@ static int resolve(chash_conn *conn, int eType, const char *z, int n,
   return named_ring(conn, &spec, z, ppRing, pWhere, pzErr);
 }
 
-/* Read spec argument pSpec (NULL: omitted). SQLITE_OK, SQLITE_NOMEM, or
-** SQLITE_ERROR with *pzErr saying what is wrong with it. */
-static int spec_arg_read(sqlite3_value *pSpec, const char *zFunc,
-                         spec_arg *a, char **pzErr){
+int spec_arg_read(sqlite3_value *pSpec, const char *zFunc, spec_arg *a,
+                  char **pzErr){
   memset(a, 0, sizeof(*a));
   a->eType = pSpec ? sqlite3_value_type(pSpec) : SQLITE_NULL;
   switch( a->eType ){
@@ -559,11 +502,8 @@ static void fast_put(chash_conn *conn, const spec_arg *a, ring *r,
   ring_cache_put(&conn->resolved, &fresh);
 }
 
-/* Resolve a read spec to a new ring reference; errors are prefixed with
-** zFunc into *pzErr (none for SQLITE_NOMEM). */
-static int spec_arg_resolve(chash_conn *conn, const spec_arg *a,
-                            const char *zFunc, ring **ppRing,
-                            spec_table *pWhere, char **pzErr){
+int spec_arg_resolve(chash_conn *conn, const spec_arg *a, const char *zFunc,
+                     ring **ppRing, spec_table *pWhere, char **pzErr){
   char *zErr = NULL;
   *ppRing = NULL;
   if( fast_get(conn, a, ppRing, pWhere) ) return SQLITE_OK;
@@ -592,125 +532,6 @@ static int spec_arg_resolve(chash_conn *conn, const spec_arg *a,
   }
   sqlite3_free(zErr);
   return rc;
-}
-
-/* Set the error rc (message zErr, which is freed) on ctx. */
-static void spec_result_error(sqlite3_context *ctx, int rc, char *zErr){
-  if( rc==SQLITE_NOMEM || zErr==NULL ){
-    sqlite3_result_error_nomem(ctx);
-  }else{
-    chash_result_error(ctx, zErr);
-    sqlite3_result_error_code(ctx, rc==SQLITE_CORRUPT_VTAB ? rc : SQLITE_ERROR);
-  }
-  sqlite3_free(zErr);
-}
-
-/* spec_ring_arg, also telling which statement cache entry holds the ring. */
-static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
-                       const char *zFunc, stmt_entry **ppEntry){
-  spec_arg a;
-  char *zErr = NULL;
-  int rc = spec_arg_read(pSpec, zFunc, &a, &zErr);
-  if( rc!=SQLITE_OK ){
-    spec_result_error(ctx, rc, zErr);
-    return NULL;
-  }
-  stmt_cache *sc = sqlite3_get_auxdata(ctx, STMT_CACHE_AUXID);
-  if( sc ){
-    if( entry_matches(&sc->a[sc->iLast], &a) ){
-      *ppEntry = &sc->a[sc->iLast];
-      return sc->a[sc->iLast].ring;
-    }
-    for(int k=0; k<sc->n; k++){
-      if( entry_matches(&sc->a[k], &a) ){
-        sc->iLast = k;
-        *ppEntry = &sc->a[k];
-        return sc->a[k].ring;
-      }
-    }
-    if( sc->n>=STMT_CACHE_MAX ){
-      char *zMsg = sqlite3_mprintf("%s: more than %d different ring specs in "
-                                   "one statement", zFunc, STMT_CACHE_MAX);
-      chash_result_error(ctx, zMsg);
-      sqlite3_free(zMsg);
-      return NULL;
-    }
-  }
-
-  ring *r;
-  rc = spec_arg_resolve(sqlite3_user_data(ctx), &a, zFunc, &r, NULL, &zErr);
-  if( rc!=SQLITE_OK ){
-    spec_result_error(ctx, rc, zErr);
-    return NULL;
-  }
-
-  /* Keep r for the rest of the statement. */
-  if( sc==NULL ){
-    sc = sqlite3_malloc64(sizeof(*sc));
-    if( sc==NULL ) goto nomem;
-    memset(sc, 0, sizeof(*sc));
-    sqlite3_set_auxdata(ctx, STMT_CACHE_AUXID, sc, stmt_cache_free);
-    if( sqlite3_get_auxdata(ctx, STMT_CACHE_AUXID)!=sc ) goto nomem;
-  }
-  if( sc->n==sc->nAlloc ){
-    int nNew = sc->nAlloc ? sc->nAlloc*2 : 4;
-    stmt_entry *aNew = sqlite3_realloc64(sc->a, sizeof(stmt_entry)*nNew);
-    if( aNew==NULL ) goto nomem;
-    sc->a = aNew;
-    sc->nAlloc = nNew;
-  }
-  stmt_entry *e = &sc->a[sc->n];
-  memset(e, 0, sizeof(*e));
-  if( a.eType==SQLITE_TEXT ){
-    e->zSpec = sqlite3_malloc64(a.n ? a.n : 1);
-    if( e->zSpec==NULL ) goto nomem;
-    memcpy(e->zSpec, a.z, a.n);
-  }
-  e->eType = a.eType;
-  e->nSpec = a.n;
-  e->iSpec = a.i;
-  e->ring = r;
-  sc->iLast = sc->n++;
-  *ppEntry = e;
-  return r;
-
-nomem:
-  ring_release(r);
-  sqlite3_result_error_nomem(ctx);
-  return NULL;
-}
-
-ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
-                    const char *zFunc){
-  stmt_entry *e;
-  return stmt_ring(ctx, pSpec, zFunc, &e);
-}
-
-static void release_ring(void *p){
-  ring_release(p);
-}
-
-/*
-** The per-row fast path. A constant spec argument (the usual 'shards')
-** keeps its ring as the argument's own auxdata, which SQLite hands back on
-** every row without the statement cache's compare of the spec text. SQLite
-** drops the auxdata of an argument that is not constant after each call,
-** so it is offered once per (spec, argument): a spec that changes from row
-** to row costs no allocation per row.
-*/
-ring *spec_ring_at(sqlite3_context *ctx, sqlite3_value **argv, int iArg,
-                   const char *zFunc){
-  if( iArg<0 ) return spec_ring_arg(ctx, NULL, zFunc);
-  ring *r = sqlite3_get_auxdata(ctx, iArg);
-  if( r ) return r;
-  stmt_entry *e;
-  r = stmt_ring(ctx, argv[iArg], zFunc, &e);
-  if( r && iArg<32 && (e->argMask & (1u << iArg))==0 ){
-    e->argMask |= 1u << iArg;
-    ring_retain(r);
-    sqlite3_set_auxdata(ctx, iArg, r, release_ring);
-  }
-  return r;
 }
 
 int spec_ring_value(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,

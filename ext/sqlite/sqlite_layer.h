@@ -255,6 +255,25 @@ ring *spec_ring_at(sqlite3_context *ctx, sqlite3_value **argv, int iArg,
 int spec_ring_value(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
                     ring **ppRing, spec_table *pWhere, char **pzErr);
 
+/* A ring spec argument as read: its type (SQLITE_NULL: omitted) and value. */
+typedef struct spec_arg {
+  int eType;               /* SQLITE_TEXT, SQLITE_INTEGER or SQLITE_NULL */
+  const char *z;           /* TEXT: the spec */
+  int n;                   /* TEXT: its bytes */
+  int64_t i;               /* INTEGER: the version */
+} spec_arg;
+
+
+/* Read spec argument pSpec (NULL: omitted). SQLITE_OK, SQLITE_NOMEM, or
+** SQLITE_ERROR with *pzErr saying what is wrong with it. */
+int spec_arg_read(sqlite3_value *pSpec, const char *zFunc, spec_arg *a,
+                  char **pzErr);
+
+/* Resolve a read spec to a new ring reference; errors are prefixed with
+** zFunc into *pzErr (none for SQLITE_NOMEM). */
+int spec_arg_resolve(chash_conn *conn, const spec_arg *a, const char *zFunc,
+                     ring **ppRing, spec_table *pWhere, char **pzErr);
+
 /* The current ring of table zSchema.zName (for the table's own columns);
 ** the caller releases it. */
 int spec_current_ring(chash_conn *conn, const char *zSchema,
