@@ -129,6 +129,14 @@ struct ring_algo {
                       char *zErr, size_t nErr);
 };
 
+/* The position of a key's n bytes under cfg: the algorithm's key hash,
+** by default the ring's hash and seed. Inline: it runs once per row. */
+static inline uint64_t ring_key_position(const ring_config *cfg,
+                                         const void *p, size_t n){
+  if( cfg->algo->key_position ) return cfg->algo->key_position(cfg, p, n);
+  return hash_bytes(cfg->hash, cfg->seed, p, n);
+}
+
 /* The registry (ext/algos/registry.c): every algorithm, then NULL. */
 extern const ring_algo *const ring_algos[];
 

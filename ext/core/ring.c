@@ -81,11 +81,6 @@ int ring_lists_units(const ring *r){
   return r->config.algo->no_units==NULL && r->config.algo->units!=RING_UNITS_NONE;
 }
 
-uint64_t ring_key_position(const ring_config *cfg, const void *p, size_t n){
-  if( cfg->algo->key_position ) return cfg->algo->key_position(cfg, p, n);
-  return hash_bytes(cfg->hash, cfg->seed, p, n);
-}
-
 int ring_check_commit(const ring_config *cfg,
                       const ring_input *aBefore, uint32_t nBefore,
                       const ring_input *aAfter, uint32_t nAfter,

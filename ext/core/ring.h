@@ -139,10 +139,6 @@ int ring_has_points(const ring *r);
 ** slots of a table)? Then the ring table's points column counts them. */
 int ring_lists_units(const ring *r);
 
-/* The position of a key's n bytes under cfg: the algorithm's key hash,
-** by default the ring's hash and seed. */
-uint64_t ring_key_position(const ring_config *cfg, const void *p, size_t n);
-
 /*
 ** The algorithm's check of a commit (algo.h, check_commit): before and
 ** after are the nodes of the last committed version and of now, in join
