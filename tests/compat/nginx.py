@@ -1,0 +1,303 @@
+"""tests/compat/nginx.py: chash's nginx algorithm against the real nginx.
+
+Run by tests/compat/run.sh (make test-compat) with Debian's python3 and
+Debian's nginx:
+
+  nginx.py CHASH_SO
+
+Starts one nginx (foreground, one process, config, pid and logs in a temp
+dir, listening on 127.0.0.1 only) with an upstream per configuration, each
+`hash $http_x_key consistent`. The backends are addresses where nothing
+listens (127.77.x.y, unix sockets that do not exist): nginx picks a
+server, fails to connect, does not try another (`proxy_next_upstream
+off`, `max_fails=0` so no server is ever marked down) and answers 502
+with the address it picked in a header. Each key is sent as the X-Key
+header; the address is mapped back to the `server` line and compared with
+ch_locate on the equivalent chash ring (nodes = server lines as written,
+in the same order). Also compared: the independent Python model
+(tests/gen/nginx_model.py), and wrong variants of the rule, which must
+disagree. Exit 1 unless every key agrees.
+"""
+import http.client, os, random, shutil, socket, sqlite3, subprocess, sys, tempfile, time, zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'gen'))
+import nginx_model  # noqa: E402
+
+DEADLINE = time.monotonic() + 240
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(('127.0.0.1', 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def make_keys(seed, n):
+    """Keys an HTTP header can carry as they are: no CR, LF or NUL, no
+    leading or trailing blanks (nginx strips those); ASCII, UTF-8 and other
+    bytes >= 0x80."""
+    rnd = random.Random(seed)
+    keys = set()
+    shapes = [
+        lambda i: b'user:%d' % i,
+        lambda i: b'/static/img/%08x.png' % rnd.getrandbits(32),
+        lambda i: ('ключ-%d-émoji-🙂' % i).encode(),
+        lambda i: bytes(rnd.choice(list(range(0x21, 0x7f)) + list(range(0x80, 0x100)))
+                        for _ in range(rnd.randint(1, 40))),
+        lambda i: b'k %d x' % rnd.getrandbits(40),
+    ]
+    while len(keys) < n:
+        keys.add(shapes[len(keys) % len(shapes)](len(keys)))
+    return sorted(keys)
+
+
+def collision_pair():
+    """Two server addresses, 127.77.5.A:PORT, one of whose points are
+    equal: found by a search over names with the model."""
+    seen = {}
+    for a in range(1, 255):
+        for port in range(8000, 8010):
+            name = b'127.77.5.%d:%d' % (a, port)
+            for p in nginx_model.server_points(name, 1):
+                other = seen.get(p)
+                if other is not None and other != name:
+                    return other, name, p
+                seen[p] = name
+    raise SystemExit('compat nginx: no colliding pair of servers found')
+
+
+def arc_keys(ring_entries, point, n, rnd):
+    """n keys whose CRC-32 falls in the arc that ends at point."""
+    keys_sorted = [e[0] for e in ring_entries]
+    i = keys_sorted.index(point)
+    lo = keys_sorted[i - 1] + 1 if i > 0 else 0
+    return [nginx_model.forge_crc32(b'arc-%d-' % j, rnd.randint(lo, point))
+            for j in range(n)]
+
+
+def edge_keys(entries):
+    """Keys on the ring's edges, forged from the rule: exactly on the first,
+    second and last points, one past the last (the wrap-around), 0 and
+    2^32-1, and one past each of a few points."""
+    pts = [e[0] for e in entries]
+    targets = {0, 0xffffffff, pts[0], pts[1], pts[-1], (pts[-1] + 1) & 0xffffffff}
+    targets |= {pts[i] for i in range(0, len(pts), max(1, len(pts) // 50))}
+    targets |= {pts[i] + 1 for i in range(0, len(pts), max(1, len(pts) // 50))}
+    return [nginx_model.forge_crc32(b'edge-%08x-' % t, t & 0xffffffff) for t in sorted(targets)]
+
+
+def configurations(tmp):
+    """(name, [(server line, weight)]) in upstream order, and the address
+    nginx reports for each server line."""
+    a, b, _ = collision_pair()
+    unix = lambda n: ('unix:' + os.path.join(tmp, n)).encode()
+    configs = [
+        ('equal', [(b'127.77.1.%d:8080' % i, 1) for i in range(1, 5)]),
+        ('weights', [(b'127.77.2.%d:9000' % i, w) for i, w in
+                     zip(range(1, 6), (1, 2, 3, 1, 5))]),
+        ('many', [(b'127.77.3.%d:%d' % (i, 7000 + i), 1 + i % 3) for i in range(1, 14)]),
+        ('hostport', [(b'127.77.4.1', 1), (b'127.77.4.2:80', 1), (b'127.77.4.3:0080', 1),
+                      (b'127.77.4.4:81', 2), (unix('backend'), 1),
+                      (unix('cache:11211'), 1), (b'localhost:%d' % free_port(), 1)]),
+        ('collide-ab', [(a, 1), (b, 1)]),
+        ('collide-ba', [(b, 1), (a, 1)]),
+    ]
+    return configs
+
+
+def addresses(server):
+    """The $upstream_addr values nginx may report for a server line."""
+    if server.startswith(b'unix:'):
+        return [server.decode()]
+    host, port = nginx_model.split_server(server)
+    port = int(port) if port else 80
+    out = []
+    for fam, _, _, _, sa in socket.getaddrinfo(host.decode(), port, type=socket.SOCK_STREAM):
+        out.append('[%s]:%d' % (sa[0], sa[1]) if fam == socket.AF_INET6 else '%s:%d' % sa[:2])
+    return out
+
+
+def write_conf(tmp, port, configs):
+    lines = ['daemon off;', 'master_process off;', 'worker_processes 1;',
+             'pid %s/nginx.pid;' % tmp, 'error_log %s/error.log crit;' % tmp,
+             'events { worker_connections 64; }', 'http {', '  access_log off;']
+    for d in ('client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'):
+        lines.append('  %s_temp_path %s/%s;' % (d, tmp, d))
+    for name, servers in configs:
+        lines.append('  upstream %s {' % name)
+        lines.append('    hash $http_x_key consistent;')
+        for s, w in servers:
+            lines.append('    server %s weight=%d max_fails=0;' % (s.decode(), w))
+        lines.append('  }')
+    lines += ['  server {', '    listen 127.0.0.1:%d;' % port,
+              '    proxy_next_upstream off;', '    proxy_connect_timeout 2s;',
+              '    proxy_read_timeout 2s;',
+              '    add_header X-Upstream $upstream_addr always;']
+    for name, _ in configs:
+        lines.append('    location = /%s { proxy_pass http://%s; }' % (name, name))
+    lines += ['  }', '}']
+    path = os.path.join(tmp, 'nginx.conf')
+    with open(path, 'w') as f:
+        f.write('\n'.join(lines) + '\n')
+    return path
+
+
+class Client:
+    def __init__(self, port):
+        self.port = port
+        self.conn = None
+
+    def upstream(self, path, key):
+        for attempt in range(3):
+            if self.conn is None:
+                self.conn = http.client.HTTPConnection('127.0.0.1', self.port, timeout=10)
+            try:
+                self.conn.putrequest('GET', path, skip_accept_encoding=True)
+                self.conn.putheader('X-Key', key)
+                self.conn.endheaders()
+                r = self.conn.getresponse()
+                r.read()
+                if r.will_close:
+                    self.conn.close()
+                    self.conn = None
+                return r.getheader('X-Upstream')
+            except (http.client.HTTPException, OSError):
+                self.conn.close()
+                self.conn = None
+        raise SystemExit('compat nginx: no answer for key %r' % key)
+
+
+def chash_places(db, table, servers, keys):
+    db.execute('CREATE VIRTUAL TABLE "%s" USING chash(algorithm=nginx)' % table)
+    db.executemany('INSERT INTO "%s"(node, weight) VALUES (?, ?)' % table,
+                   [(s.decode(), w) for s, w in servers])
+    return [db.execute('SELECT ch_locate(?, ?)', (k, table)).fetchone()[0].encode()
+            for k in keys]
+
+
+# Wrong variants of the rule: each must disagree with nginx somewhere.
+def split_never(server):
+    """The whole address hashed as host, never split at the port."""
+    if server[:5].lower() == b'unix:':
+        return server[5:], b''
+    return server, b''
+
+
+def split_default_port(server):
+    """A host-only address hashed as if written host:80."""
+    host, port = nginx_model.split_server(server)
+    if not port and server[:5].lower() != b'unix:':
+        port = b'80'
+    return host, port
+
+
+def variant_no_split(servers):
+    return nginx_model.Ring(servers, split_never)
+
+
+def variant_default_port(servers):
+    return nginx_model.Ring(servers, split_default_port)
+
+
+def variant_last_wins(servers):
+    """Of two equal points, the later server's stays."""
+    return nginx_model.Ring(list(reversed(servers)))
+
+
+def main(so):
+    tmp = tempfile.mkdtemp(prefix='chash-nginx-')
+    proc = None
+    try:
+        port = free_port()
+        configs = configurations(tmp)
+        conf = write_conf(tmp, port, configs)
+        test = subprocess.run(['nginx', '-t', '-q', '-p', tmp, '-e', tmp + '/error.log',
+                               '-c', conf], capture_output=True, text=True, timeout=30)
+        if test.returncode != 0:
+            raise SystemExit('compat nginx: nginx rejects the config:\n' + test.stderr)
+        proc = subprocess.Popen(['nginx', '-p', tmp, '-e', tmp + '/error.log', '-c', conf],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while True:
+            try:
+                socket.create_connection(('127.0.0.1', port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > DEADLINE or proc.poll() is not None:
+                    raise SystemExit('compat nginx: nginx never started listening')
+                time.sleep(0.05)
+        version = subprocess.run(['nginx', '-v'], capture_output=True, text=True).stderr.strip()
+        print('compat nginx: %s' % version)
+
+        db = None
+        if so != '-':
+            db = sqlite3.connect(':memory:')
+            db.enable_load_extension(True)
+            db.load_extension(so)
+        client = Client(port)
+        rnd = random.Random(12)
+        total = agree = 0
+        ok_all = True
+        for n, (name, servers) in enumerate(configs):
+            model = nginx_model.Ring(servers)
+            keys = make_keys(n, 2000) + edge_keys(model.entries)
+            if name.startswith('collide'):
+                a, b, point = collision_pair()
+                keys += arc_keys(model.entries, point, 200, rnd)
+            where = {}
+            for s, _ in servers:
+                for addr in addresses(s):
+                    where[addr] = s
+            got = [where.get(client.upstream('/' + name, k)) for k in keys]
+            expect_model = [model.locate(k) for k in keys]
+            bad_model = sum(1 for g, e in zip(got, expect_model) if g != e)
+            line = 'compat nginx %-10s %2d servers: model %d/%d' % (
+                name, len(servers), len(keys) - bad_model, len(keys))
+            if db is not None:
+                expect = chash_places(db, 'u_' + name.replace('-', '_'), servers, keys)
+                ok = sum(1 for g, e in zip(got, expect) if g == e)
+                line += ', chash %d/%d keys agree' % (ok, len(keys))
+                total += len(keys)
+                agree += ok
+                if ok != len(keys):
+                    ok_all = False
+                    for k, g, e in zip(keys, got, expect):
+                        if g != e:
+                            print('  mismatch: key %r: nginx picked %s, chash says %s' % (k, g, e))
+                            break
+            if bad_model:
+                ok_all = False
+            # Controls: wrong variants of the rule must disagree.
+            for vname, variant, applies in (
+                    ('no host/port split', variant_no_split, name in ('equal', 'weights', 'many', 'hostport')),
+                    ('host-only as :80', variant_default_port, name == 'hostport'),
+                    ('later server wins a tie', variant_last_wins, name.startswith('collide'))):
+                if not applies:
+                    continue
+                wrong = variant(servers)
+                diff = sum(1 for k, g in zip(keys, got) if wrong.locate(k) != g)
+                line += '; variant "%s" disagrees on %d' % (vname, diff)
+                if diff == 0:
+                    ok_all = False
+            print(line)
+        # The empty key: nginx does not hash it, it balances round-robin.
+        empty = [client.upstream('/equal', b'') for _ in range(8)]
+        print('compat nginx: the empty key went to %d different servers in 8 requests'
+              % len(set(empty)))
+        if db is not None:
+            print('compat nginx: %d/%d keys agree (%.2f%%)' % (agree, total, 100.0 * agree / total))
+        return ok_all
+    finally:
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    sys.exit(0 if main(sys.argv[1]) else 1)

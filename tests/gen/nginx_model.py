@@ -1,0 +1,98 @@
+"""tests/gen/nginx_model.py: an independent model, in Python, of how nginx's
+`hash $key consistent` (ngx_http_upstream_hash_module, checked against
+nginx 1.22 on glibc) places a key. Written from the rule in
+docs/algorithms.md; no chash code involved. Used by tests/gen/nginx_gen.py
+(expected rows) and tests/compat/nginx.py (the real nginx).
+
+Servers are (address as written in the `server` line, integer weight) in
+the upstream's order. Everything is bytes.
+"""
+import bisect
+import zlib
+
+POINTS_PER_WEIGHT = 160
+
+
+def split_server(server):
+    """The (host, port) nginx hashes for a `server` address: `unix:` (any
+    case) drops the prefix and has no port; otherwise a trailing run of
+    digits preceded by ':' is the port; anything else is all host."""
+    if server[:5].lower() == b'unix:':
+        return server[5:], b''
+    end = len(server)
+    i = end
+    while i > 0 and 0x30 <= server[i - 1] <= 0x39:
+        i -= 1
+    if i > 0 and server[i - 1] == 0x3a:
+        return server[:i - 1], server[i:]
+    return server, b''
+
+
+def server_points(server, weight, split=split_server):
+    """160 * weight points: each is the CRC-32 of host, a NUL byte, port
+    and the previous point as 4 little-endian bytes (0 before the first).
+    split: how the address becomes (host, port) (tests pass wrong ones)."""
+    host, port = split(server)
+    base = host + b'\0' + port
+    points, prev = [], 0
+    for _ in range(POINTS_PER_WEIGHT * weight):
+        prev = zlib.crc32(base + prev.to_bytes(4, 'little'))
+        points.append(prev)
+    return points
+
+
+def ring(servers, split=split_server):
+    """Sorted (point, server) with one entry per distinct point: of equal
+    points the one generated first (earlier server in the list) stays."""
+    entries = []
+    for server, weight in servers:
+        entries += [(p, server) for p in server_points(server, weight, split)]
+    entries.sort(key=lambda e: e[0])          # stable, as glibc's qsort
+    out = []
+    for e in entries:
+        if not out or out[-1][0] != e[0]:
+            out.append(e)
+    return out
+
+
+class Ring:
+    def __init__(self, servers, split=split_server):
+        self.entries = ring(servers, split)
+        self.keys = [e[0] for e in self.entries]
+
+    def locate(self, key):
+        """The server of the first point >= crc32(key), wrapping to the
+        first point."""
+        i = bisect.bisect_left(self.keys, zlib.crc32(key))
+        return self.entries[i % len(self.entries)][1]
+
+
+def forge_crc32(prefix, target, length=48):
+    """A printable key prefix + s (s of `length` letters 'a'/'c') whose
+    CRC-32 is target. CRC-32 is affine over GF(2): flipping bit 1 of byte
+    k of s xors a fixed vector into the CRC, so choosing which letters are
+    'c' is a linear system of 32 equations, solved by elimination."""
+    base = bytearray(b'a' * length)
+    c0 = zlib.crc32(prefix + bytes(base))
+    basis = []                              # (pivot vector, set of positions)
+    for k in range(length):
+        flip = bytearray(base)
+        flip[k] = ord('c')
+        v, used = zlib.crc32(prefix + bytes(flip)) ^ c0, {k}
+        for bv, bused in basis:
+            if v ^ bv < v:
+                v, used = v ^ bv, used ^ bused
+        if v:
+            basis.append((v, used))
+            basis.sort(reverse=True)
+    want, used = target ^ c0, set()
+    for bv, bused in basis:
+        if want ^ bv < want:
+            want, used = want ^ bv, used ^ bused
+    if want:
+        raise ValueError('no %d-letter suffix reaches %#x' % (length, target))
+    for k in used:
+        base[k] = ord('c')
+    key = prefix + bytes(base)
+    assert zlib.crc32(key) == target
+    return key
