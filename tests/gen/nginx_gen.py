@@ -1,0 +1,280 @@
+"""tests/gen/nginx_gen.py: writes tests/gen/nginx.test, algorithm nginx,
+with every expected value computed by the independent model in
+tests/gen/nginx_model.py (which tests/compat/nginx.py checks against the
+real nginx). Keys that land exactly on a point, just past one and on the
+wrap-around are forged from the rule (CRC-32 is affine, so a key's
+suffix can be solved for any position).
+
+Run: /usr/bin/python3 tests/gen/nginx_gen.py --write  (or --check)
+"""
+import hashlib
+import zlib
+
+import genfiles
+import nginx_model as m
+
+SERVERS = [(b'10.0.0.1:8080', 1), (b'10.0.0.2', 2), (b'backend', 1),
+           (b'unix:/run/app.sock', 1), (b'[::1]:8080', 3)]
+
+
+def sql_text(b):
+    return "'" + b.decode().replace("'", "''") + "'"
+
+
+def sql_key(b):
+    """A key as an SQL literal: text when it is printable ASCII, else a blob."""
+    if all(0x20 <= c < 0x7f for c in b):
+        return sql_text(b)
+    return "x'%s'" % b.hex()
+
+
+def md5_form(values):
+    """The runner's "N values hashing to MD5" line."""
+    text = ''.join(v + '\n' for v in values)
+    return '%d values hashing to %s' % (len(values), hashlib.md5(text.encode()).hexdigest())
+
+
+KEYS = ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i<%d)\n"
+        "SELECT ch_locate('key' || i, '%s') FROM n ORDER BY i")
+
+
+def keys(n):
+    return [b'key%d' % i for i in range(1, n + 1)]
+
+
+def shares(ring):
+    """Each server's exact share of the 2^32 positions: a point owns the
+    positions after the previous point up to itself; the lowest point also
+    owns the positions after the highest (the wrap-around)."""
+    out = {}
+    prev = ring[-1][0] - (1 << 32)
+    for p, s in ring:
+        out[s] = out.get(s, 0) + p - prev
+        prev = p
+    return {s: v / float(1 << 32) for s, v in out.items()}
+
+
+def insert(table, servers):
+    return ('INSERT INTO %s(node, weight) VALUES %s'
+            % (table, ', '.join('(%s, %d)' % (sql_text(s), w) for s, w in servers)))
+
+
+def collision_pair():
+    """The first two servers 127.0.0.A:PORT (model order of search) that
+    share a point."""
+    seen = {}
+    for a in range(1, 255):
+        for port in range(8000, 8010):
+            name = b'127.0.0.%d:%d' % (a, port)
+            for p in m.server_points(name, 1):
+                other = seen.get(p)
+                if other is not None and other != name:
+                    return other, name, p
+                seen[p] = name
+    raise SystemExit('nginx_gen: no colliding pair')
+
+
+def gen():
+    r = m.Ring(SERVERS)
+    ring = r.entries
+    out = ["""# algorithm nginx: nginx's `hash $key consistent` upstreams. Written by
+# tests/gen/nginx_gen.py from its independent model (tests/gen/nginx_model.py,
+# checked against the real nginx by tests/compat/nginx.py). Nodes are the
+# server addresses as written, in the upstream's order (join order).
+
+statement ok
+CREATE VIRTUAL TABLE ng USING chash(algorithm=nginx)
+
+statement ok
+%s
+
+# 160 points per unit of weight; weights are integers.
+query TRI rowsort
+SELECT node, weight, points FROM ng
+----
+%s
+""" % (insert('ng', SERVERS),
+       '\n'.join('%s\t%d.000\t%d' % (s.decode(), w, sum(1 for e in ring if e[1] == s))
+                 for s, w in sorted(SERVERS)))]
+
+    sh = shares(ring)
+    out.append("""
+# Exact shares, as counts of the 2^32 positions.
+query TI rowsort
+SELECT node, CAST(round(share * 4294967296) AS INTEGER) FROM ng
+----
+%s
+
+query T
+%s
+----
+%s
+
+query T
+%s
+----
+%s
+""" % ('\n'.join('%s\t%d' % (s.decode(), round(sh[s] * (1 << 32))) for s, _ in sorted(SERVERS)),
+       KEYS % (12, 'ng'), '\n'.join(r.locate(k).decode() for k in keys(12)),
+       KEYS % (1000, 'ng'), md5_form([r.locate(k).decode() for k in keys(1000)])))
+
+    # Keys on the edges of the ring, forged from the rule.
+    pts = [e[0] for e in ring]
+    edges = [('the lowest point', pts[0]), ('one past the lowest point', pts[0] + 1),
+             ('the second point', pts[1]), ('a point in the middle', pts[len(pts) // 2]),
+             ('one past it', pts[len(pts) // 2] + 1),
+             ('the highest point', pts[-1]),
+             ('one past the highest point: wraps to the lowest', pts[-1] + 1),
+             ('position 2^32-1: wraps', 0xffffffff), ('position 0', 0)]
+    lines = []
+    for what, pos in edges:
+        k = m.forge_crc32(b'edge-', pos)
+        lines.append((what, pos, k, r.locate(k)))
+    out.append("""
+# Keys forged to land exactly on points, just past them and on the
+# wrap-around (position = CRC-32 of the key, as ch_hash(key, 'crc32a')).
+""")
+    for what, pos, k, owner in lines:
+        out.append("""
+# %s (position %d)
+query IT
+SELECT ch_hash(%s, 'crc32a'), ch_locate(%s, 'ng')
+----
+%d\t%s
+""" % (what, pos, sql_key(k), sql_key(k), pos, owner.decode()))
+
+    # The point texts themselves: point 1 of a server is the CRC-32 of
+    # host NUL port and four zero bytes, so that text, as a key, lands on it.
+    out.append("""
+# A point's own text as a key lands on that point: point 1 of each server
+# is the CRC-32 of host, NUL, port and four zero bytes (unix: dropped).
+query T
+SELECT ch_locate(k, 'ng') FROM (VALUES %s)
+----
+%s
+""" % (', '.join('(%s)' % sql_key(b'\0'.join(m.split_server(s)) + b'\0\0\0\0')
+                 for s, _ in SERVERS),
+       '\n'.join(r.locate(b'\0'.join(m.split_server(s)) + b'\0\0\0\0').decode()
+                 for s, _ in SERVERS)))
+
+    # Host-only and host:port are different names.
+    variants = [(b'10.0.0.9', 1), (b'10.0.0.9:80', 1), (b'10.0.0.9:0080', 1)]
+    others = [(b'10.0.0.7:80', 1), (b'10.0.0.8:80', 1)]
+    rings = [m.Ring(others + [v]) for v in variants]
+    places = [[x.locate(k) for k in keys(1000)] for x in rings]
+    out.append("""
+# A server hashed without a port (10.0.0.9), with one (10.0.0.9:80) and with
+# the same port written otherwise (10.0.0.9:0080) has three different sets of
+# points: the number of keys (of 1000) each of them gets next to two others.
+statement ok
+CREATE VIRTUAL TABLE h1 USING chash(algorithm=nginx)
+
+statement ok
+CREATE VIRTUAL TABLE h2 USING chash(algorithm=nginx)
+
+statement ok
+CREATE VIRTUAL TABLE h3 USING chash(algorithm=nginx)
+
+statement ok
+%s
+
+statement ok
+%s
+
+statement ok
+%s
+
+query III
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i<1000)
+SELECT sum(ch_locate('key' || i, 'h1') = '10.0.0.9'),
+       sum(ch_locate('key' || i, 'h2') = '10.0.0.9:80'),
+       sum(ch_locate('key' || i, 'h3') = '10.0.0.9:0080') FROM n
+----
+%d\t%d\t%d
+""" % (insert('h1', others + [variants[0]]), insert('h2', others + [variants[1]]),
+       insert('h3', others + [variants[2]]),
+       *[sum(1 for p in pl if p == v[0]) for pl, v in zip(places, variants)]))
+
+    # Ties: two servers with an equal point; the first listed keeps it.
+    a, b, point = collision_pair()
+    ab, ba = m.Ring([(a, 1), (b, 1)]), m.Ring([(b, 1), (a, 1)])
+    k = m.forge_crc32(b'tie-', point)
+    out.append("""
+# Two servers with an equal point (%d): nginx keeps the point of the
+# server listed first; the other has 159 points. In both orders.
+statement ok
+CREATE VIRTUAL TABLE tab USING chash(algorithm=nginx)
+
+statement ok
+%s
+
+statement ok
+CREATE VIRTUAL TABLE tba USING chash(algorithm=nginx)
+
+statement ok
+%s
+
+query TI
+SELECT node, points FROM tab ORDER BY node
+----
+%s
+
+query TI
+SELECT node, points FROM tba ORDER BY node
+----
+%s
+
+query TT
+SELECT ch_locate(%s, 'tab'), ch_locate(%s, 'tba')
+----
+%s\t%s
+
+query I
+SELECT ch_hash(%s, 'crc32a')
+----
+%d
+""" % (point, insert('tab', [(a, 1), (b, 1)]), insert('tba', [(b, 1), (a, 1)]),
+       '\n'.join('%s\t%d' % (s.decode(), sum(1 for e in ab.entries if e[1] == s))
+                 for s in sorted([a, b])),
+       '\n'.join('%s\t%d' % (s.decode(), sum(1 for e in ba.entries if e[1] == s))
+                 for s in sorted([a, b])),
+       sql_key(k), sql_key(k), ab.locate(k).decode(), ba.locate(k).decode(),
+       sql_key(k), point))
+
+    # Adding a server moves keys only onto it.
+    grown = SERVERS + [(b'10.0.0.3:8080', 2)]
+    g = m.Ring(grown)
+    moved = sum(1 for k in keys(1000) if r.locate(k) != g.locate(k))
+    onto = sum(1 for k in keys(1000) if r.locate(k) != g.locate(k) and g.locate(k) == b'10.0.0.3:8080')
+    out.append("""
+# Adding a server: keys move only onto it.
+statement ok
+INSERT INTO ng(node, weight) VALUES ('10.0.0.3:8080', 2)
+
+query II
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i<1000)
+SELECT count(*), sum(ch_locate('key' || i, 'ng') = '10.0.0.3:8080')
+  FROM n WHERE ch_moved('key' || i, 'ng@1', 'ng')
+----
+%d\t%d
+
+query T
+%s
+----
+%s
+""" % (moved, onto, KEYS % (1000, 'ng'), md5_form([g.locate(k).decode() for k in keys(1000)])))
+
+    # An inline ring: a JSON object's order is the server order.
+    js = '{"algorithm":"nginx","nodes":{"%s":1,"%s":1}}' % (b.decode(), a.decode())
+    out.append("""
+# An inline JSON ring keeps the object's order (here the tie goes to %s).
+query T
+SELECT ch_locate(%s, '%s')
+----
+%s
+""" % (b.decode(), sql_key(k), js, ba.locate(k).decode()))
+    return ''.join(out)
+
+
+if __name__ == '__main__':
+    genfiles.main('nginx_gen.py', [('nginx.test', gen)])
