@@ -10,3 +10,15 @@ ${CC:-gcc} -std=gnu11 -O2 -Wall -Wextra -Werror -o build/compat/lmhash \
   tests/compat/lmhash.c -lmemcached
 timeout 300 /usr/bin/python3 tests/compat/compat.py libmemcached ./chash.so build/compat/lmhash
 timeout 300 /usr/bin/python3 tests/compat/compat.py twemproxy ./chash.so
+
+# nginx (Debian's nginx) and the npm packages hashring and memcached (run
+# with Debian's nodejs, installed from npm into build/compat/npm).
+timeout 300 /usr/bin/python3 tests/compat/nginx.py ./chash.so
+NPM_DIR=build/compat/npm
+if [ ! -f $NPM_DIR/node_modules/hashring/package.json ] ||
+   [ ! -f $NPM_DIR/node_modules/memcached/package.json ]; then
+  mkdir -p $NPM_DIR
+  timeout 300 npm install --prefix $NPM_DIR --no-audit --no-fund --no-save \
+    hashring@3.2.0 memcached@2.2.2 >/dev/null
+fi
+timeout 300 /usr/bin/python3 tests/compat/hashring.py ./chash.so $NPM_DIR/node_modules
