@@ -100,7 +100,9 @@ def configurations(tmp):
         ('many', [(b'127.77.3.%d:%d' % (i, 7000 + i), 1 + i % 3) for i in range(1, 14)]),
         ('hostport', [(b'127.77.4.1', 1), (b'127.77.4.2:80', 1), (b'127.77.4.3:0080', 1),
                       (b'127.77.4.4:81', 2), (unix('backend'), 1),
-                      (unix('cache:11211'), 1), (b'localhost:%d' % free_port(), 1)]),
+                      (unix('cache:11211'), 1), (b'localhost:%d' % free_port(), 1),
+                      (b'[::1]:%d' % free_port(), 1),
+                      (b'UNIX:' + os.path.join(tmp, 'upper').encode(), 1)]),
         ('collide-ab', [(a, 1), (b, 1)]),
         ('collide-ba', [(b, 1), (a, 1)]),
     ]
@@ -109,12 +111,13 @@ def configurations(tmp):
 
 def addresses(server):
     """The $upstream_addr values nginx may report for a server line."""
-    if server.startswith(b'unix:'):
+    if server[:5].lower() == b'unix:':
         return [server.decode()]
     host, port = nginx_model.split_server(server)
     port = int(port) if port else 80
     out = []
-    for fam, _, _, _, sa in socket.getaddrinfo(host.decode(), port, type=socket.SOCK_STREAM):
+    for fam, _, _, _, sa in socket.getaddrinfo(host.decode().strip('[]'), port,
+                                               type=socket.SOCK_STREAM):
         out.append('[%s]:%d' % (sa[0], sa[1]) if fam == socket.AF_INET6 else '%s:%d' % sa[:2])
     return out
 
