@@ -185,6 +185,10 @@ def main(so, node_modules):
         if name == 'seven':
             # rounding the digest count instead of flooring it
             variants.append(('40 digests (rounded)', hashring_model.Ring(nodes, rounding=round)))
+        if name == 'zero-points':
+            # a floor of one digest, as chash's own ring keeps one point
+            variants.append(('at least 1 digest', hashring_model.Ring(
+                nodes, rounding=lambda t: max(1, int(t)))))
         if name in ('weights', 'small-weight', 'many'):
             variants.append(('weights ignored', hashring_model.Ring([(s, 1) for s, _ in nodes])))
         if mode == 'memcached':

@@ -1,0 +1,176 @@
+/*
+** hashring.c: algorithm hashring, the ring of the npm package `hashring`
+** (3.2.0), which the npm `memcached` client (2.2.2) picks servers with, bit
+** for bit.
+**
+** Nodes are the server strings given to `new HashRing(...)`, in that order
+** (the nodes' join order); the memcached client hashes a server on port
+** 11211 by its host alone, so such a server is inserted under its host.
+** For n servers of total weight W (summed in server order), a server of
+** weight w gets floor(w / W * c * n) digests, computed in double precision
+** left to right as JavaScript does, where c = vnodes / 4 is hashring's
+** `vnode count` (40 by default). So 7 equal servers get 39 digests each
+** (1/7*40*7 is 39.99999999999999), and a server of small weight can get
+** none. Digest i (from 0) of server S is the MD5 of the text "S-i"; its
+** four words, each read little-endian, are four points. Points are sorted
+** stably, so of equal points the one made first (the earlier server) is
+** found first. A key's position is MD5 word 0 of its bytes (hash md5); it
+** belongs to the first point at or after it, wrapping to the lowest.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algo.h"
+#include "options.h"
+
+/* The 4 points of node's digest i: MD5("S-i") words 0..3, little-endian. */
+static void hashring_digest(const ring_node *node, uint32_t i,
+                            uint64_t aPos[4]){
+  char label[RING_MAX_NAME + 16];
+  memcpy(label, node->name, node->name_len);
+  size_t len = node->name_len;
+  label[len++] = '-';
+  len += (size_t)ring_format_u32(i, label + len);
+  unsigned char d[16];
+  hash_md5(label, len, d);
+  for(uint32_t w=0; w<4; w++){
+    const unsigned char *b = d + 4*w;
+    aPos[w] = (uint32_t)b[0] | (uint32_t)b[1]<<8 | (uint32_t)b[2]<<16
+            | (uint32_t)b[3]<<24;
+  }
+}
+
+static int hashring_join_compare(const void *pa, const void *pb){
+  const ring_node *a = *(const ring_node *const *)pa;
+  const ring_node *b = *(const ring_node *const *)pb;
+  return (a->join>b->join) - (a->join<b->join);
+}
+
+/* Set each node's points: 4 * floor(w / W * c * n), W summed in join order
+** (aOrder), each step in double precision as JavaScript evaluates it. */
+static uint64_t hashring_counts(ring *r, const ring_node **aOrder){
+  double W = 0.0;
+  for(uint32_t o=0; o<r->n_nodes; o++) W += aOrder[o]->weight;
+  double c = (double)(r->config.vnodes / 4);
+  double n = (double)r->n_nodes;
+  uint64_t total = 0;
+  for(uint32_t k=0; k<r->n_nodes; k++){
+    double share = r->nodes[k].weight / W;
+    double t = share * c;
+    t = t * n;
+    r->nodes[k].points = 4 * (uint32_t)floor(t);
+    total += r->nodes[k].points;
+  }
+  return total;
+}
+
+static int hashring_build(ring *r, const ring *prev, char *zErr,
+                          size_t nErr){
+  (void)prev;
+  uint32_t n = r->n_nodes;
+  if( n==0 ) return RING_OK;
+  const ring_node **aOrder = ring_alloc(sizeof(*aOrder) * n);
+  if( aOrder==NULL ) return RING_NOMEM;
+  for(uint32_t k=0; k<n; k++) aOrder[k] = &r->nodes[k];
+  qsort(aOrder, n, sizeof(*aOrder), hashring_join_compare);
+  uint64_t total = hashring_counts(r, aOrder);
+  if( total==0 ){
+    ring_dealloc(aOrder);
+    snprintf(zErr, nErr, "algorithm hashring gives none of the %u nodes a "
+             "point: vnodes %d rounds each node's count down to 0; use a "
+             "larger vnodes (hashring's default is 160, a vnode count of 40)",
+             n, r->config.vnodes);
+    return RING_INVALID;
+  }
+
+  /* Make the points in join order, so the stable sort leaves equal points
+  ** in hashring's order. */
+  ring_point *aPoint = ring_alloc(sizeof(ring_point) * total);
+  int rc = RING_NOMEM;
+  if( aPoint ){
+    uint32_t m = 0;
+    for(uint32_t o=0; o<n; o++){
+      uint32_t k = (uint32_t)(aOrder[o] - r->nodes);
+      for(uint32_t i=0; i<r->nodes[k].points/4; i++){
+        uint64_t aPos[4];
+        hashring_digest(&r->nodes[k], i, aPos);
+        for(uint32_t w=0; w<4; w++){
+          aPoint[m].pos = aPos[w];
+          aPoint[m].node = k;
+          m++;
+        }
+      }
+    }
+    rc = ring_points_set(r, aPoint, (uint32_t)total);
+  }
+  ring_dealloc(aOrder);
+  ring_dealloc(aPoint);
+  return rc;
+}
+
+/* Point 4i+w of a node is word w of its digest i. */
+static uint32_t hashring_node_positions(const ring *r, uint32_t n,
+                                        uint64_t *aPos){
+  const ring_node *node = &r->nodes[n];
+  for(uint32_t i=0; i<node->points/4; i++){
+    hashring_digest(node, i, aPos + 4*i);
+  }
+  return 0;
+}
+
+/* Counts sum to at most vnodes per node (the floors of shares of
+** vnodes * n), so vnodes per node bounds the ring's size. */
+static int64_t hashring_max_points(const ring_config *cfg, double w){
+  (void)w;
+  return cfg->vnodes;
+}
+
+static int hashring_check_options(ring_config *cfg, unsigned set,
+                                  char *zErr, size_t nErr){
+  if( (set & OPTION_HASH) && cfg->hash!=HASH_MD5 ){
+    snprintf(zErr, nErr, "hash: algorithm hashring hashes keys and points "
+             "with MD5, as hashring and the memcached client do by default "
+             "(md5, the default), not %s", hash_name(cfg->hash));
+    return 1;
+  }
+  if( cfg->vnodes%4!=0 ){
+    snprintf(zErr, nErr, "vnodes: algorithm hashring needs a multiple of 4 "
+             "(4 x hashring's vnode count: each MD5 digest gives 4 points); "
+             "its default is 160");
+    return 1;
+  }
+  return 0;
+}
+
+/*
+** With vnodes 4 (a vnode count of 1) every node's count can round down to
+** 0 (7 nodes of equal weight), a ring that could place nothing. Checked
+** when the transaction commits, by building the ring; from vnodes 8 on
+** the counts sum to at least n.
+*/
+static int hashring_check_commit(const ring_config *cfg,
+                                 const ring_input *aBefore, uint32_t nBefore,
+                                 const ring_input *aAfter, uint32_t nAfter,
+                                 char *zErr, size_t nErr){
+  (void)aBefore; (void)nBefore;
+  if( cfg->vnodes>=8 ) return RING_OK;
+  ring *r = NULL;
+  int rc = ring_build(cfg, aAfter, nAfter, &r, zErr, nErr);
+  ring_release(r);
+  return rc;
+}
+
+const ring_algo algo_hashring = {
+  .name = "hashring",
+  .default_hash = HASH_MD5,
+  .options = OPTION_VNODES,
+  .units = RING_UNITS_POINTS,
+  .unit_name = "points",
+  .check_options = hashring_check_options,
+  .max_points = hashring_max_points,
+  .build = hashring_build,
+  .node_positions = hashring_node_positions,
+  .check_commit = hashring_check_commit,
+};
