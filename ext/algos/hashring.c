@@ -146,9 +146,9 @@ static int hashring_check_options(ring_config *cfg, unsigned set,
 
 /*
 ** With vnodes 4 (a vnode count of 1) every node's count can round down to
-** 0 (7 nodes of equal weight), a ring that could place nothing. Checked
-** when the transaction commits, by building the ring; from vnodes 8 on
-** the counts sum to at least n.
+** 0 (49 nodes of equal weight: 1/49*49 is 0.9999999999999999), a ring
+** that could place nothing. Checked when the transaction commits, by
+** building the ring; from vnodes 8 on the counts sum to at least n.
 */
 static int hashring_check_commit(const ring_config *cfg,
                                  const ring_input *aBefore, uint32_t nBefore,

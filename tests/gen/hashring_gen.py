@@ -15,6 +15,59 @@ import hashring_model as m
 SERVERS = [('10.0.0.1', 1), ('cache-b:11212', 2), ('кэш-c', 1.5), ('10.0.0.4:22122', 1)]
 
 
+ERRORS = """
+# Options hashring does not have.
+statement error
+CREATE VIRTUAL TABLE bad USING chash(algorithm=hashring, vnodes=161)
+----
+vnodes: algorithm hashring needs a multiple of 4 (4 x hashring's vnode count: each MD5 digest gives 4 points); its default is 160
+
+statement error
+CREATE VIRTUAL TABLE bad USING chash(algorithm=hashring, hash=xxh3)
+----
+hash: algorithm hashring hashes keys and points with MD5, as hashring and the memcached client do by default (md5, the default), not xxh3
+
+statement error
+CREATE VIRTUAL TABLE bad USING chash(algorithm=hashring, seed=1)
+----
+seed does not apply to hash md5
+
+# vnodes=4 (a vnode count of 1): 49 equal servers each get
+# floor(1/49*1*49) = floor(0.9999999999999999) = 0 digests, a ring that could
+# place nothing, refused at commit; 48 get one digest each.
+statement ok
+CREATE VIRTUAL TABLE v4 USING chash(algorithm=hashring, vnodes=4)
+
+statement error
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i<49)
+INSERT INTO v4(node) SELECT 'n' || i FROM n
+----
+v4: algorithm hashring gives none of the 49 nodes a point: vnodes 4 rounds each node's count down to 0
+
+statement ok
+WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i<48)
+INSERT INTO v4(node) SELECT 'n' || i FROM n
+
+query II
+SELECT count(*), sum(points) FROM v4
+----
+48\t192
+
+# Weights are any positive numbers, as JavaScript's.
+statement ok
+CREATE VIRTUAL TABLE w USING chash(algorithm=hashring)
+
+statement ok
+INSERT INTO w(node, weight) VALUES ('a', 0.25), ('b', 0.75)
+
+query TI
+SELECT node, points FROM w ORDER BY node
+----
+a\t80
+b\t240
+"""
+
+
 def sql_text(s):
     return "'" + s.replace("'", "''") + "'"
 
@@ -124,13 +177,15 @@ query T
     out.append("""
 # The text of digest i of server S ("S-i") lands exactly on point 4i of S.
 query IT
-SELECT ch_hash(k, 'md5'), ch_locate(k, 'hr') FROM (VALUES %s)
+WITH v(k) AS (VALUES %s)
+SELECT ch_hash(k, 'md5'), ch_locate(k, 'hr') FROM v
 ----
 %s
 
 # Past the highest point (%d): wraps to the lowest point's server.
 query IT
-SELECT ch_hash(k, 'md5'), ch_locate(k, 'hr') FROM (VALUES %s)
+WITH v(k) AS (VALUES %s)
+SELECT ch_hash(k, 'md5'), ch_locate(k, 'hr') FROM v
 ----
 %s
 """ % (', '.join('(%s)' % sql_text(k) for k in exact),
@@ -215,12 +270,54 @@ statement ok
 %s
 
 query TT
-SELECT ch_locate(k, 'tab'), ch_locate(k, 'tba') FROM (VALUES %s)
+WITH v(k) AS (VALUES %s)
+SELECT ch_locate(k, 'tab'), ch_locate(k, 'tba') FROM v
 ----
 %s
 """ % (point, insert('tab', [(a, 1), (b, 1)]), insert('tba', [(b, 1), (a, 1)]),
        ', '.join('(%s)' % sql_text(k) for k in arc),
        '\n'.join('%s\t%s' % (ab.locate(k), ba.locate(k)) for k in arc)))
+
+    # The table-valued functions.
+    first = r.entries[:4]
+    def replica_of(entry):
+        srv = entry[1]
+        count = sum(1 for e in r.entries if e[1] == srv) // 4
+        for i in range(count):
+            words = m.md5_words('%s-%d' % (srv, i))
+            if entry[0] in words:
+                return 4 * i + words.index(entry[0])
+    out.append("""
+# ch_points: tokens ascending; replica 4i+w is word w of digest i.
+query ITI
+SELECT token, node, replica FROM ch_points('hr') LIMIT 4
+----
+%s
+
+# The tie ring keeps both equal points (hashring does), the winner first.
+query II
+SELECT count(*), count(DISTINCT token) FROM ch_points('tab')
+----
+%d\t%d
+
+query T
+SELECT group_concat(node, ' ') FROM ch_points('tab') WHERE token = %d
+----
+%s
+
+query I
+SELECT CAST(round(sum(share) * 4294967296) AS INTEGER) FROM ch_arcs('hr')
+----
+4294967296
+
+query IT
+SELECT rank, node FROM ch_replicas('key1', 4, 'hr')
+----
+%s
+""" % ('\n'.join('%d\t%s\t%d' % (p, shown(srv), replica_of((p, srv))) for p, srv in first),
+       len(ab.entries), len(set(e[0] for e in ab.entries)), point,
+       ' '.join(e[1] for e in ab.entries if e[0] == point),
+       '\n'.join('%d\t%s' % (i + 1, shown(srv)) for i, srv in enumerate(m.replicas(r, 'key1', 4)))))
 
     # Adding a server: the others' counts may change (here they do not,
     # weights being what they are), keys move.
@@ -250,8 +347,15 @@ query T
 %s
 ----
 %s
+
+# ch_diff: exactly the positions that change owner.
+query I
+SELECT CAST(round(sum(share) * 4294967296) AS INTEGER) FROM ch_diff('hr@1', 'hr')
+----
+%d
 """ % (points_rows(g, grown), len(moved), onto,
-       KEYS % (1000, 'hr'), md5_form([g.locate(k) for k in keys(1000)])))
+       KEYS % (1000, 'hr'), md5_form([g.locate(k) for k in keys(1000)]),
+       m.moved_positions(r, g)))
 
     # vnodes: 4 x hashring's vnode count.
     v = m.Ring(SERVERS, vnode_count=10)
@@ -264,6 +368,7 @@ query T
 """ % (KEYS % (1000, '{"algorithm":"hashring","vnodes":40,"nodes":{%s}}' % ','.join(
         '"%s":%s' % (s, repr(w)) for s, w in SERVERS)),
        md5_form([v.locate(k) for k in keys(1000)])))
+    out.append(ERRORS)
     return ''.join(out)
 
 

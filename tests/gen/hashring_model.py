@@ -85,3 +85,31 @@ def js_number(text):
         return float(t) if all(c in '0123456789.eE+-' for c in t) else None
     except ValueError:
         return None
+
+
+def replicas(r, key, n):
+    """The first n distinct servers clockwise from the key's point."""
+    i = bisect.bisect_left(r.keys, key_position(key))
+    out = []
+    for j in range(len(r.entries)):
+        s = r.entries[(i + j) % len(r.entries)][1]
+        if s not in out:
+            out.append(s)
+        if len(out) == n:
+            break
+    return out
+
+
+def moved_positions(a, b, space=1 << 32):
+    """How many of the positions change owner between rings a and b."""
+    def owner(x, pos):
+        return x.entries[bisect.bisect_left(x.keys, pos) % len(x.entries)][1]
+    cuts = sorted(set(a.keys) | set(b.keys))
+    moved, prev = 0, -1
+    for c in cuts:
+        if owner(a, c) != owner(b, c):
+            moved += c - prev
+        prev = c
+    if owner(a, space - 1) != owner(b, space - 1):
+        moved += space - 1 - prev
+    return moved

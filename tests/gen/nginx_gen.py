@@ -17,6 +17,74 @@ SERVERS = [(b'10.0.0.1:8080', 1), (b'10.0.0.2', 2), (b'backend', 1),
            (b'unix:/run/app.sock', 1), (b'[::1]:8080', 3)]
 
 
+ERRORS = """
+# Options and weights nginx cannot express.
+statement error
+CREATE VIRTUAL TABLE bad USING chash(algorithm=nginx, vnodes=160)
+----
+vnodes does not apply to algorithm nginx
+
+statement error
+CREATE VIRTUAL TABLE bad USING chash(algorithm=nginx, hash=md5)
+----
+hash: algorithm nginx hashes keys and points with CRC-32, as nginx does (crc32a, the default), not md5
+
+statement error
+CREATE VIRTUAL TABLE bad USING chash(algorithm=nginx, seed=7)
+----
+seed does not apply to hash crc32a
+
+statement ok
+CREATE VIRTUAL TABLE explicit USING chash(algorithm=nginx, hash=crc32a)
+
+statement error
+INSERT INTO explicit(node, weight) VALUES ('10.0.0.1:80', 1.5)
+----
+explicit: algorithm nginx takes whole weights, as nginx's weight=N does: 1, 2, 3, ...
+
+statement error
+INSERT INTO explicit(node, weight) VALUES ('10.0.0.1:80', 0.5)
+----
+algorithm nginx takes whole weights
+
+statement ok
+INSERT INTO explicit(node, weight) VALUES ('10.0.0.1:80', 3)
+
+statement error
+UPDATE explicit SET weight = 2.25
+----
+algorithm nginx takes whole weights
+
+# 160 points per unit of weight: 2^24 points hold a total weight of 104857.
+statement error
+UPDATE explicit SET weight = 104858
+----
+too many points
+
+query I
+SELECT points FROM explicit
+----
+480
+
+statement error
+SELECT ch_locate('k', '{"algorithm":"nginx","nodes":{"a":2.5}}')
+----
+node a: algorithm nginx takes whole weights
+
+statement error
+SELECT ch_locate('k', '{"algorithm":"nginx","vnodes":100,"nodes":["a"]}')
+----
+vnodes does not apply to algorithm nginx
+
+# The empty key is CRC-32 0: the lowest point's server (nginx itself sends
+# requests with an empty key round-robin); NULL places nothing.
+query TT
+SELECT ch_locate('', 'explicit'), ch_locate(NULL, 'explicit')
+----
+10.0.0.1:80\tNULL
+"""
+
+
 def sql_text(b):
     return "'" + b.decode().replace("'", "''") + "'"
 
@@ -149,7 +217,8 @@ SELECT ch_hash(%s, 'crc32a'), ch_locate(%s, 'ng')
 # A point's own text as a key lands on that point: point 1 of each server
 # is the CRC-32 of host, NUL, port and four zero bytes (unix: dropped).
 query T
-SELECT ch_locate(k, 'ng') FROM (VALUES %s)
+WITH v(k) AS (VALUES %s)
+SELECT ch_locate(k, 'ng') FROM v
 ----
 %s
 """ % (', '.join('(%s)' % sql_key(b'\0'.join(m.split_server(s)) + b'\0\0\0\0')
@@ -241,6 +310,56 @@ SELECT ch_hash(%s, 'crc32a')
        sql_key(k), sql_key(k), ab.locate(k).decode(), ba.locate(k).decode(),
        sql_key(k), point))
 
+    # The table-valued functions over the same rings.
+    def chain_rank(ring_obj, servers):
+        """(point -> its rank among its server's kept points, chain order)."""
+        owned = {e[0]: e[1] for e in ring_obj.entries}
+        rank = {}
+        for srv, w in servers:
+            j = 0
+            for p in m.server_points(srv, w):
+                if owned.get(p) == srv:
+                    rank[p] = j
+                    j += 1
+        return rank
+    rk = chain_rank(r, SERVERS)
+    out.append("""
+# ch_points lists nginx's ring: tokens ascending, replica = the point's rank
+# in its server's chain (from 0, points lost to a tie not counted).
+query ITI
+SELECT token, node, replica FROM ch_points('ng') LIMIT 4
+----
+%s
+
+query II
+SELECT count(*), count(DISTINCT token) FROM ch_points('tab')
+----
+%d\t%d
+
+# The tie ring's replica numbers skip the lost point: they still run 0..158.
+query TII
+SELECT node, min(replica), max(replica) FROM ch_points('tab') GROUP BY node ORDER BY node
+----
+%s
+
+query I
+SELECT CAST(round(sum(share) * 4294967296) AS INTEGER) FROM ch_arcs('ng')
+----
+4294967296
+
+# ch_replicas: distinct servers clockwise from the key, the order in which
+# nginx tries them when one fails.
+query IT
+SELECT rank, node FROM ch_replicas('key1', 5, 'ng')
+----
+%s
+""" % ('\n'.join('%d\t%s\t%d' % (p, srv.decode(), rk[p]) for p, srv in ring[:4]),
+       len(ab.entries), len(set(e[0] for e in ab.entries)),
+       '\n'.join('%s\t0\t%d' % (srv.decode(), sum(1 for e in ab.entries if e[1] == srv) - 1)
+                  for srv in sorted([a, b])),
+       '\n'.join('%d\t%s' % (i + 1, srv.decode())
+                  for i, srv in enumerate(m.replicas(r, b'key1', 5)))))
+
     # Adding a server moves keys only onto it.
     grown = SERVERS + [(b'10.0.0.3:8080', 2)]
     g = m.Ring(grown)
@@ -262,7 +381,15 @@ query T
 %s
 ----
 %s
-""" % (moved, onto, KEYS % (1000, 'ng'), md5_form([g.locate(k).decode() for k in keys(1000)])))
+
+# ch_diff: exactly the positions that change owner (all onto the new server).
+query IT
+SELECT CAST(round(sum(share) * 4294967296) AS INTEGER), group_concat(DISTINCT dst)
+  FROM ch_diff('ng@1', 'ng')
+----
+%d\t10.0.0.3:8080
+""" % (moved, onto, KEYS % (1000, 'ng'), md5_form([g.locate(k).decode() for k in keys(1000)]),
+       m.moved_positions(r, g)))
 
     # An inline ring: a JSON object's order is the server order.
     js = '{"algorithm":"nginx","nodes":{"%s":1,"%s":1}}' % (b.decode(), a.decode())
@@ -273,6 +400,7 @@ SELECT ch_locate(%s, '%s')
 ----
 %s
 """ % (b.decode(), sql_key(k), js, ba.locate(k).decode()))
+    out.append(ERRORS)
     return ''.join(out)
 
 

@@ -96,3 +96,35 @@ def forge_crc32(prefix, target, length=48):
     key = prefix + bytes(base)
     assert zlib.crc32(key) == target
     return key
+
+
+def replicas(r, key, n):
+    """The first n distinct servers clockwise from the key's point."""
+    i = bisect.bisect_left(r.keys, zlib.crc32(key))
+    out = []
+    for j in range(len(r.entries)):
+        s = r.entries[(i + j) % len(r.entries)][1]
+        if s not in out:
+            out.append(s)
+        if len(out) == n:
+            break
+    return out
+
+
+def owner_at(entries, keys, pos):
+    return entries[bisect.bisect_left(keys, pos) % len(entries)][1]
+
+
+def moved_positions(a, b, space=1 << 32):
+    """How many of the positions change owner between rings a and b (each
+    with .entries and .keys): the owner is constant between consecutive
+    points of either ring, so each piece is checked once."""
+    cuts = sorted(set(a.keys) | set(b.keys))
+    moved, prev = 0, -1
+    for c in cuts:
+        if owner_at(a.entries, a.keys, c) != owner_at(b.entries, b.keys, c):
+            moved += c - prev
+        prev = c
+    if owner_at(a.entries, a.keys, space - 1) != owner_at(b.entries, b.keys, space - 1):
+        moved += space - 1 - prev
+    return moved
