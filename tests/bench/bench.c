@@ -237,6 +237,49 @@ static void bench_per_row(sqlite3 *db){
   }
 }
 
+/* ------------------------------- 9: the routers' algorithms per row */
+
+/* The algorithms that reproduce a router, each timed next to ketama (the
+** first): ch_locate ns/row on rings of 10 and 100 nodes node-0000.., each
+** with its own defaults. One line per algorithm. */
+static const char *const azRouterAlgo[] = {
+  "ketama",
+  "nginx",
+  "hashring",
+};
+#define N_ROUTER_ALGO (int)(sizeof(azRouterAlgo)/sizeof(azRouterAlgo[0]))
+
+static void bench_routers(sqlite3 *db){
+  static const int aNode[] = { 10, 100 };
+  printf("\n## 9. Router algorithms: ch_locate, ns/row (median of %d)\n\n",
+         nReps);
+  printf("| algorithm | 10 nodes | 100 nodes | /ketama at 100 |\n"
+         "|---|---:|---:|---:|\n");
+  double aNs[2][N_ROUTER_ALGO];
+  for(int i=0; i<2; i++){
+    char *az[N_ROUTER_ALGO];
+    for(int a=0; a<N_ROUTER_ALGO; a++){
+      char *zSql = sqlite3_mprintf(
+          "CREATE VIRTUAL TABLE \"rt_%s_%d\" USING chash(algorithm=%s);"
+          "WITH RECURSIVE s(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM s"
+          " WHERE x<%d) INSERT INTO \"rt_%s_%d\"(node)"
+          " SELECT printf('node-%%04d', x) FROM s",
+          azRouterAlgo[a], aNode[i], azRouterAlgo[a], aNode[i]-1,
+          azRouterAlgo[a], aNode[i]);
+      exec(db, zSql);
+      sqlite3_free(zSql);
+      az[a] = sqlite3_mprintf("SELECT count(ch_locate(id, 'rt_%s_%d')) " SCAN,
+                              azRouterAlgo[a], aNode[i]);
+    }
+    time_queries(db, (const char *const *)az, N_ROUTER_ALGO, aNs[i]);
+    for(int a=0; a<N_ROUTER_ALGO; a++) sqlite3_free(az[a]);
+  }
+  for(int a=0; a<N_ROUTER_ALGO; a++){
+    printf("| %s | %.1f | %.1f | %.2f |\n", azRouterAlgo[a], aNs[0][a],
+           aNs[1][a], aNs[1][a]/aNs[1][0]);
+  }
+}
+
 /* ---------------------------------- 7: inline JSON spec vs named ring */
 
 static void bench_inline_json(sqlite3 *db){
@@ -746,7 +789,7 @@ int main(int argc, char **argv){
     else if( strcmp(argv[i], "--section")==0 && i+1<argc ) iOnly = atoi(argv[++i]);
     else{
       fprintf(stderr, "usage: %s [--ext PATH] [--reps N] [--rows N]"
-              " [--section 1|4|5|6|7|8]\n", argv[0]);
+              " [--section 1|4|5|6|7|8|9]\n", argv[0]);
       return 2;
     }
   }
@@ -780,6 +823,7 @@ int main(int argc, char **argv){
   if( iOnly==0 || iOnly==6 ) bench_memory_sql(zExt);
   if( iOnly==0 || iOnly==7 ) bench_inline_json(db);
   if( iOnly==0 || iOnly==8 ) bench_statements(db);
+  if( iOnly==0 || iOnly==9 ) bench_routers(db);
   sqlite3_close(db);
   return 0;
 }
