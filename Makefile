@@ -9,7 +9,7 @@
 #   make test-hard  concurrency, crash rounds and the slow limits tests
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60)
 #   make fuzz-replay  every fuzz corpus entry once under ASan+UBSan
-#   make test-compat  ketama against the real nutcracker and libmemcached
+#   make test-compat  ketama, nginx and hashring against the real programs
 #   make bench      the benchmark (tests/bench/bench.c; docs/performance.md)
 #   make experiments  run sql/vnode_sweep.sql, modn_vs_ring.sql and
 #                   properties.sql; tables and gnuplot SVG/PNG plots in out/
@@ -238,7 +238,9 @@ fuzz-replay:
 	done
 
 # ketama placement against the real routers (Debian: nutcracker, memcached,
-# libmemcached-dev); starts its own processes on loopback and stops them.
+# libmemcached-dev), nginx against Debian's nginx, hashring against the npm
+# packages under Debian's nodejs; starts its own processes on loopback and
+# stops them.
 test-compat: chash.so
 	tests/compat/run.sh
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tests/compat/run.sh: check chash's ketama against the real twemproxy
 # (nutcracker + memcached on loopback) and libmemcached, from Debian's
-# packages nutcracker, memcached and libmemcached-dev. Needs ./chash.so.
+# packages nutcracker, memcached and libmemcached-dev; nginx against
+# Debian's nginx; hashring against the npm packages hashring and memcached
+# under Debian's nodejs. Needs ./chash.so.
 # Every step is bounded in time; compat.py stops what it starts by PID.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
