@@ -114,18 +114,18 @@ static int nginx_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   const ring_node **aOrder = ring_alloc(sizeof(*aOrder) * n);
   nginx_point *aMade = ring_alloc(sizeof(nginx_point) * total);
   ring_point *aPoint = ring_alloc(sizeof(ring_point) * total);
-  nginx_chain *pChain = ring_alloc(sizeof(nginx_chain));
+  nginx_chain chain;
   int rc = RING_NOMEM;
-  if( aOrder && aMade && aPoint && pChain ){
+  if( aOrder && aMade && aPoint ){
     for(uint32_t k=0; k<n; k++) aOrder[k] = &r->nodes[k];
     qsort(aOrder, n, sizeof(*aOrder), nginx_join_compare);
     uint32_t m = 0;
     for(uint32_t o=0; o<n; o++){
       uint32_t k = (uint32_t)(aOrder[o] - r->nodes);
       uint32_t count = nginx_count(r->nodes[k].weight);
-      nginx_chain_start(pChain, &r->nodes[k]);
+      nginx_chain_start(&chain, &r->nodes[k]);
       for(uint32_t j=0; j<count; j++, m++){
-        aMade[m].pos = nginx_chain_next(pChain);
+        aMade[m].pos = nginx_chain_next(&chain);
         aMade[m].node = k;
         aMade[m].made = m;
       }
@@ -145,19 +145,21 @@ static int nginx_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   ring_dealloc(aOrder);
   ring_dealloc(aMade);
   ring_dealloc(aPoint);
-  ring_dealloc(pChain);
   return rc;
 }
 
 /* Node n's points in chain order, without those it lost to a tie (they
-** are not on the ring), numbered from 0 in that order. */
+** are not on the ring), numbered from 0 in that order. A chain that came
+** back to a value it made before repeats itself from there on, and those
+** repeats are not on the ring either: all the node kept comes before, so
+** the walk stops when it has them all. */
 static uint32_t nginx_node_positions(const ring *r, uint32_t n,
                                      uint64_t *aPos){
   nginx_chain chain;
   uint32_t count = nginx_count(r->nodes[n].weight);
   uint32_t kept = 0;
   nginx_chain_start(&chain, &r->nodes[n]);
-  for(uint32_t j=0; j<count; j++){
+  for(uint32_t j=0; j<count && kept<r->nodes[n].points; j++){
     uint32_t pos = nginx_chain_next(&chain);
     uint32_t i = ring_point_at(r, pos);
     if( r->positions[i]==pos && r->owners[i]==n ) aPos[kept++] = pos;

@@ -195,9 +195,67 @@ static void test_oom(void){
   ring_set_allocator(malloc, free);
 }
 
+/* nginx: points of "host NUL port" chains, CRC-32 values computed apart
+** (Python's zlib.crc32 of the labels). */
+static void test_nginx(void){
+  static const char *const names[] = {"10.0.0.1:8080", "unix:/run/a.sock",
+                                      "[::1]", "x:", "[::1]:8080"};
+  ring *r = build("nginx", HASH_CRC32A, 0, names, NULL, 5);
+  CHECK( r!=NULL && r->n_points==5*160 );
+  if( r ){
+    CHECK( has_point(r, 0xf1ea5a8f, "10.0.0.1:8080") );   /* 10.0.0.1 \0 8080 */
+    CHECK( has_point(r, 0x4bd08e68, "10.0.0.1:8080") );   /* ... then point 0 */
+    CHECK( has_point(r, 0xf38eed1d, "unix:/run/a.sock") );
+    CHECK( has_point(r, 0xb368a5ff, "[::1]") );           /* all host */
+    CHECK( has_point(r, 0x4d923f1c, "[::1]") );
+    CHECK( has_point(r, 0x56b32e0f, "x:") );              /* empty port */
+    CHECK( has_point(r, 0x68fd9523, "[::1]:8080") );
+    CHECK( has_point(r, 0xc3d99972, "[::1]:8080") );
+  }
+  ring_release(r);
+
+  /* "UNIX:[::1]" hashes as "[::1]": the same points as node "[::1]", so
+  ** the one that joined first keeps all 160 and the other has none. */
+  static const char *const twin[] = {"UNIX:[::1]", "[::1]"};
+  r = build("nginx", HASH_CRC32A, 0, twin, NULL, 2);
+  CHECK( r!=NULL && r->n_points==160 );
+  if( r ){
+    CHECK( has_point(r, 0xb368a5ff, "UNIX:[::1]") );
+    CHECK( r->nodes[0].points==160 && r->nodes[1].points==0 );
+  }
+  ring_release(r);
+
+  /* Two servers with one equal point (1953566202): the first listed keeps
+  ** it, in either order. */
+  static const char *const ab[] = {"127.0.0.14:8004", "127.0.0.77:8008"};
+  static const char *const ba[] = {"127.0.0.77:8008", "127.0.0.14:8004"};
+  r = build("nginx", HASH_CRC32A, 0, ab, NULL, 2);
+  CHECK( r!=NULL && r->n_points==319 && has_point(r, 1953566202, ab[0]) );
+  ring_release(r);
+  r = build("nginx", HASH_CRC32A, 0, ba, NULL, 2);
+  CHECK( r!=NULL && r->n_points==319 && has_point(r, 1953566202, ba[0]) );
+  ring_release(r);
+}
+
+/* hashring: floor(w/W * 40 * n) digests in double precision. */
+static void test_hashring(void){
+  static const char *const seven[] = {"a", "b", "c", "d", "e", "f", "g"};
+  ring *r = build("hashring", HASH_MD5, 0, seven, NULL, 7);
+  CHECK( r!=NULL && r->n_points==7*156 );     /* 1/7*40*7 = 39.999... */
+  ring_release(r);
+  /* 1/201*40*2 = 0.398: "a" gets no digest; 200/201*40*2 = 79.6. */
+  static const char *const two[] = {"a", "b"};
+  static const double w[] = {1, 200};
+  r = build("hashring", HASH_MD5, 0, two, w, 2);
+  CHECK( r!=NULL && r->nodes[0].points==0 && r->nodes[1].points==4*79 );
+  ring_release(r);
+}
+
 int main(void){
   test_jump();
   test_ketama();
+  test_nginx();
+  test_hashring();
   test_maglev();
   test_oom();
   return unit_summary();
