@@ -65,8 +65,8 @@ def edge_keys(entries):
 
 
 def collision_pair():
-    """Two servers, 10.2.A.B:11211, one of whose points are equal: found by
-    a search over names with the model."""
+    """Two servers 10.2.A.B:11211 that share a point, and the point: found
+    by a search over names with the model."""
     seen = {}
     for a in range(1, 65536):
         name = '10.2.%d.%d:11211' % (a // 256, a % 256)

@@ -18,7 +18,7 @@ in the same order). Also compared: the independent Python model
 (tests/gen/nginx_model.py), and wrong variants of the rule, which must
 disagree. Exit 1 unless every key agrees.
 """
-import http.client, os, random, shutil, socket, sqlite3, subprocess, sys, tempfile, time, zlib
+import http.client, os, random, shutil, socket, sqlite3, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'gen'))
 import nginx_model  # noqa: E402
@@ -54,8 +54,8 @@ def make_keys(seed, n):
 
 
 def collision_pair():
-    """Two server addresses, 127.77.5.A:PORT, one of whose points are
-    equal: found by a search over names with the model."""
+    """Two server addresses 127.77.5.A:PORT that share a point, and the
+    point: found by a search over names with the model."""
     seen = {}
     for a in range(1, 255):
         for port in range(8000, 8010):
@@ -89,8 +89,7 @@ def edge_keys(entries):
 
 
 def configurations(tmp):
-    """(name, [(server line, weight)]) in upstream order, and the address
-    nginx reports for each server line."""
+    """(upstream name, [(server address, weight)] in upstream order)."""
     a, b, _ = collision_pair()
     unix = lambda n: ('unix:' + os.path.join(tmp, n)).encode()
     configs = [

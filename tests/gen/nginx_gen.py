@@ -8,7 +8,6 @@ suffix can be solved for any position).
 Run: /usr/bin/python3 tests/gen/nginx_gen.py --write  (or --check)
 """
 import hashlib
-import zlib
 
 import genfiles
 import nginx_model as m
