@@ -27,7 +27,8 @@ JS_BLANKS = set(' \t\n\r\v\f\u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff') |
 
 def make_keys(seed, n):
     """Text keys (JavaScript strings, hashed as UTF-8): ASCII, Cyrillic,
-    CJK, emoji; no blanks (the memcached client refuses keys with any)."""
+    CJK, emoji, some longer than 250 characters; no blanks (the memcached
+    client refuses keys with any)."""
     rnd = random.Random(seed)
     keys = set()
     alphabet = [chr(c) for c in range(0x21, 0x7f)] + list('ключéü鍵キー🙂𝄞')
@@ -37,6 +38,8 @@ def make_keys(seed, n):
         lambda i: 'ключ-%d-émoji-🙂' % i,
         lambda i: ''.join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 40))),
         lambda i: str(rnd.getrandbits(48)),
+        # longer than memcached's 250: the client hashes the whole key
+        lambda i: 'long/%d/' % i + 'x' * rnd.randint(250, 400),
     ]
     while len(keys) < n:
         keys.add(shapes[len(keys) % len(shapes)](len(keys)))
