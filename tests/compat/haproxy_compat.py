@@ -48,6 +48,16 @@ CONFIGS += [
     ('crc_url', 'url_param k', 'consistent crc32 avalanche', 'crc32a', True,
      [('s%d' % i, 1 + i % 4) for i in range(1, 15)]),
 ]
+# Keys crafted to land exactly on points, half-way between points (ties)
+# and around the wrap-around, for every hash that can be crafted.
+CRAFT_SERVERS = [('s1', 1), ('s2', 2), ('s3', 3)]
+CRAFTED = []
+for _h, _word in (('sdbm', 'sdbm'), ('djb2', 'djb2'), ('crc32a', 'crc32')):
+    for _aval in (False, True):
+        CRAFTED.append(('craft_%s_%s' % (_h, 'aval' if _aval else 'plain'),
+                        'url_param k' if _aval else 'hdr(X-Key)',
+                        'consistent %s%s' % (_word, ' avalanche' if _aval else ''),
+                        _h, _aval, CRAFT_SERVERS))
 KEYS_PER_CONFIG = 2000
 # Bytes a key may hold: a header value keeps everything but CR, LF, NUL and
 # commas (hdr() takes the first comma-separated value) and loses leading and
@@ -89,7 +99,7 @@ def write_config(path, front, echo):
              '  use_backend %[req.hdr(X-Be)]',
              'frontend echo', '  bind 127.0.0.1:%d' % echo,
              '  http-request return status 200 content-type text/plain string ok']
-    for name, balance, hash_type, _h, _a, servers in CONFIGS:
+    for name, balance, hash_type, _h, _a, servers in CONFIGS + CRAFTED:
         lines += ['backend %s' % name, '  balance %s' % balance,
                   '  hash-type %s' % hash_type,
                   '  http-response set-header X-Srv %[srv_name]']
@@ -226,6 +236,31 @@ def main(argv):
                 if g != w:
                     print('  mismatch: key %r: haproxy chose %s, the model %s' % (k, g, w))
                     break
+        for n, (name, balance, hash_type, h, aval, servers) in enumerate(CRAFTED):
+            model = hm.Ring(servers, h, aval)
+            cases = hm.crafted_positions(model)
+            keys = [hm.craft_key(h, hm.inverse_full_hash(p) if aval else p) for _, p in cases]
+            got = client.servers([request(name, balance, k) for k in keys])
+            want = [model.owner_of_position(p) for _, p in cases]
+            m_ok = sum(g == w for g, w in zip(got, want))
+            line = '%-18s %-12s crafted keys: model %d/%d' % (name, balance, m_ok, len(keys))
+            ok &= m_ok == len(keys)
+            if db is not None:
+                mine = chash_places(db, 'c%d' % n, h, aval, servers, keys)
+                c_ok = sum(g == c for g, c in zip(got, mine))
+                line += ', ch_locate %d/%d' % (c_ok, len(keys))
+                ok &= c_ok == len(keys)
+            clockwise = sum(g != model.first_clockwise(p) for g, (_, p) in zip(got, cases))
+            after = sum(g != model.owner_of_position(p, ties_to_next=True)
+                        for g, (_, p) in zip(got, cases))
+            line += ('; first point clockwise disagrees on %d, ties to the point after on %d'
+                     % (clockwise, after))
+            ok &= clockwise > 0 and after > 0
+            print(line)
+            for (why, p), g, w, k in zip(cases, got, want, keys):
+                if g != w:
+                    print('  mismatch: %s (%d), key %r: haproxy chose %s, the model %s'
+                          % (why, p, k, g, w))
         # hdr() with an empty (or absent) header: round robin, no hash.
         rr = client.servers([b'GET / HTTP/1.1\r\nHost: t\r\nX-Be: sdbm_aval\r\nX-Key:\r\n\r\n'] * 24)
         print('empty X-Key header, 24 requests: %d distinct servers (round robin)' % len(set(rr)))

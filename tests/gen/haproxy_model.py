@@ -105,14 +105,16 @@ class Ring:
         self.points = pts
         self.pos = [p[0] for p in pts]
 
-    def owner_of_position(self, h):
+    def owner_of_position(self, h, ties_to_next=False):
         """HAProxy's rule: the nearer of the point at-or-after and the one
-        before; the one before on a tie."""
+        before; the one before on a tie (ties_to_next: a wrong variant)."""
         k = bisect.bisect_left(self.pos, h)
         nxt = self.points[k % len(self.points)]
         prv = self.points[k - 1]           # k == 0: the last point (wrap)
         dp = (h - prv[0]) & M32
         dn = (nxt[0] - h) & M32
+        if ties_to_next:
+            return prv[1] if dp < dn else nxt[1]
         return prv[1] if dp <= dn else nxt[1]
 
     def first_clockwise(self, h):
@@ -123,3 +125,120 @@ class Ring:
     def locate(self, data):
         return self.owner_of_position(
             key_position(data, self.hash_name, self.avalanche, self.mix))
+
+
+# ------------------------------------------------- keys crafted from the rule
+#
+# To test the lookup where it matters (a key exactly on a point, a key
+# exactly half-way between two points of different servers, keys around the
+# wrap-around) we need keys whose position is a chosen 32-bit value. With
+# avalanche the key's hash must be the inverse full_hash of it. A key with a
+# chosen sdbm, djb2 or crc32 is found by meeting in the middle: these hashes
+# keep a 32-bit state that bytes update linearly (sdbm and djb2: h*M + c
+# mod 2^32; crc32: over GF(2)), so the state after a 3-byte suffix is
+# "what zeros would give" combined (+ or xor) with "what the suffix alone
+# gives". The suffix parts are tabulated once; 4-byte middles after a fixed
+# prefix are tried until target minus the zeros part is in the table.
+# wt6 keeps 64 bits of state and is not crafted.
+
+CRC_POLY = 0xedb88320
+
+
+def inverse_full_hash(h):
+    a = (h * pow(3221225473, -1, 1 << 32)) & M32
+    y = a ^ 0xb55a4f09
+    a = y ^ (y >> 16)
+    a = ((a - 0xfd7046c5) * pow(9, -1, 1 << 32)) & M32
+    x = 0                       # a = (x + c) ^ (x << 9): bit i needs bits <= i
+    for i in range(32):
+        t = x | (1 << i)
+        if (((t + 0xd3a2646c) ^ (t << 9)) >> i) & 1 == (a >> i) & 1:
+            x = t
+    a = ((x - 0x165667b1) * pow(33, -1, 1 << 32)) & M32
+    y = a ^ 0xc761c23c
+    a = y ^ (y >> 19)
+    return ((a - 0x7ed55d16) * pow(4097, -1, 1 << 32)) & M32
+
+
+def _crc_step(reg, c):
+    reg ^= c
+    for _ in range(8):
+        reg = (reg >> 1) ^ (CRC_POLY if reg & 1 else 0)
+    return reg
+
+
+# name: (initial state, byte step, combine, uncombine, final state -> hash)
+_STATE = {
+    'sdbm': (0, lambda h, c: (c + h * 65599) & M32,
+             lambda a, b: (a + b) & M32, lambda a, b: (a - b) & M32, lambda h: h),
+    'djb2': (5381, lambda h, c: (h * 33 + c) & M32,
+             lambda a, b: (a + b) & M32, lambda a, b: (a - b) & M32, lambda h: h),
+    'crc32a': (M32, _crc_step, lambda a, b: a ^ b, lambda a, b: a ^ b,
+               lambda r: r ^ M32),
+}
+CRAFTABLE = tuple(_STATE)
+# Safe in an HTTP header value and in a URL query value alike.
+CRAFT_BYTES = (b'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789'
+               b"-._~!$'()*+;=:@/")
+_suffixes = {}
+
+
+def _run(step, state, data):
+    for c in data:
+        state = step(state, c)
+    return state
+
+
+def craft_key(hash_name, want_hash, prefix=b'k-'):
+    """A key (prefix + 4 + 3 bytes of CRAFT_BYTES) whose hash is want_hash."""
+    init, step, combine, uncombine, final = _STATE[hash_name]
+    if hash_name not in _suffixes:
+        _suffixes[hash_name] = {_run(step, 0, bytes((a, b, c))): bytes((a, b, c))
+                                for a in CRAFT_BYTES for b in CRAFT_BYTES
+                                for c in CRAFT_BYTES}
+    table = _suffixes[hash_name]
+    target = final(want_hash)           # final() is its own inverse here
+    s0 = _run(step, init, prefix)
+    for w in CRAFT_BYTES:
+        s1 = step(s0, w)
+        for x in CRAFT_BYTES:
+            s2 = step(s1, x)
+            for y in CRAFT_BYTES:
+                s3 = step(s2, y)
+                for z in CRAFT_BYTES:
+                    s4 = step(s3, z)
+                    sfx = table.get(uncombine(target, _run(step, s4, b'\0\0\0')))
+                    if sfx is not None:
+                        key = prefix + bytes((w, x, y, z)) + sfx
+                        assert KEY_HASH[hash_name](key) == want_hash
+                        return key
+    raise ValueError('no key found')
+
+
+def crafted_positions(ring):
+    """[(why, position)]: where the lookup rule is put to the test. Best on
+    a ring whose lowest and highest points belong to different servers an
+    even distance apart across the wrap-around (servers weighted 1, 2, 3)."""
+    pts, n = ring.points, len(ring.points)
+    out = [('on the lowest point', pts[0][0]),
+           ('on a middle point', pts[n // 2][0]),
+           ('on the highest point', pts[-1][0]),
+           ('at position 0', 0),
+           ('at position 2^32-1', M32),
+           ('one past the highest point', (pts[-1][0] + 1) & M32),
+           ('one before the lowest point', (pts[0][0] - 1) & M32)]
+    pairs = [n - 1] + list(range(n - 1))     # the wrap-around first
+    ties = 0
+    for k in pairs:
+        a, b = pts[k], pts[(k + 1) % n]
+        gap = (b[0] - a[0]) & M32
+        if a[1] != b[1] and gap % 2 == 0 and gap > 2:
+            where = 'across the wrap-around' if k == n - 1 else 'between two points'
+            mid = (a[0] + gap // 2) & M32
+            out.append(('half-way %s: a tie, the point before wins' % where, mid))
+            out.append(('one past half-way %s: the point after wins' % where,
+                        (mid + 1) & M32))
+            ties += 1
+            if ties == 3:
+                break
+    return out
