@@ -92,10 +92,19 @@ def free_port():
     return port
 
 
+# The frontend answers X-Be: hashes with HAProxy's own hash converters of
+# the X-Key header, plain then with avalanche.
+HASH_CONVERTERS = ('sdbm', 'djb2', 'wt6', 'crc32')
+HASH_LINE = ' '.join('%%[req.fhdr(X-Key),%s%s]' % (c, a)
+                     for a in ('', '(1)') for c in HASH_CONVERTERS)
+
+
 def write_config(path, front, echo):
     lines = ['global', '  maxconn 200', 'defaults', '  mode http',
              '  timeout connect 5s', '  timeout client 30s', '  timeout server 30s',
              'frontend front', '  bind 127.0.0.1:%d' % front,
+             '  http-request return status 200 content-type text/plain lf-string "%s"'
+             ' if { req.hdr(X-Be) -m str hashes }' % HASH_LINE,
              '  use_backend %[req.hdr(X-Be)]',
              'frontend echo', '  bind 127.0.0.1:%d' % echo,
              '  http-request return status 200 content-type text/plain string ok']
@@ -129,19 +138,22 @@ class Client:
         n = int(headers.get(b'content-length', b'0'))
         while len(self.buf) < n:
             self.buf += self.s.recv(65536)
-        self.buf = self.buf[n:]
+        body, self.buf = self.buf[:n], self.buf[n:]
         status = int(head.split(b' ')[1])
         if status != 200:
             raise SystemExit('haproxy compat: status %d: %r' % (status, head))
-        return headers.get(b'x-srv', b'').decode()
+        return headers.get(b'x-srv', b'').decode(), body.decode()
 
-    def servers(self, requests):
+    def answers(self, requests):
         out = []
         for i in range(0, len(requests), 100):
             batch = requests[i:i + 100]
             self.s.sendall(b''.join(batch))
             out += [self.response() for _ in batch]
         return out
+
+    def servers(self, requests):
+        return [srv for srv, _ in self.answers(requests)]
 
 
 def request(backend, balance, key):
@@ -261,6 +273,29 @@ def main(argv):
                 if g != w:
                     print('  mismatch: %s (%d), key %r: haproxy chose %s, the model %s'
                           % (why, p, k, g, w))
+        # The hashes themselves, from HAProxy's converters.
+        keys = make_keys(1000, KEYS_PER_CONFIG, HEADER_BYTES)
+        got = [body for _, body in client.answers(
+            [b'GET / HTTP/1.1\r\nHost: t\r\nX-Be: hashes\r\nX-Key: %s\r\n\r\n' % k
+             for k in keys])]
+        names = ('sdbm', 'djb2', 'wt6', 'crc32a')
+        want = [' '.join('%d' % f(hm.KEY_HASH[h](k)) for f in (lambda x: x, hm.full_hash)
+                         for h in names) for k in keys]
+        h_ok = sum(g == w for g, w in zip(got, want))
+        line = 'hash converters sdbm djb2 wt6 crc32, plain and avalanche: model %d/%d' % (
+            h_ok, len(keys))
+        ok &= h_ok == len(keys)
+        if db is not None:
+            mine = [' '.join('%d' % db.execute('SELECT ch_hash(?, ?)', (k, h)).fetchone()[0]
+                             for h in names) for k in keys]
+            c_ok = sum(g.split()[:4] == m.split() for g, m in zip(got, mine))
+            line += ', ch_hash %d/%d' % (c_ok, len(keys))
+            ok &= c_ok == len(keys)
+        print(line)
+        for g, w, k in zip(got, want, keys):
+            if g != w:
+                print('  mismatch: key %r: haproxy %s, the model %s' % (k, g, w))
+                break
         # hdr() with an empty (or absent) header: round robin, no hash.
         rr = client.servers([b'GET / HTTP/1.1\r\nHost: t\r\nX-Be: sdbm_aval\r\nX-Key:\r\n\r\n'] * 24)
         print('empty X-Key header, 24 requests: %d distinct servers (round robin)' % len(set(rr)))
