@@ -11,7 +11,8 @@
   X(jump)             \
   X(rendezvous)       \
   X(maglev)           \
-  X(modn)
+  X(modn)             \
+  X(haproxy)
 
 #define ALGO_DECLARE(name) extern const ring_algo algo_##name;
 #define ALGO_ENTRY(name) &algo_##name,

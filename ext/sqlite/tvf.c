@@ -432,6 +432,12 @@ static int replica_compare(const void *pa, const void *pb){
   return (a->replica>b->replica) - (a->replica<b->replica);
 }
 
+/* The token of point k (algo.h, point_token). */
+static uint64_t point_token(const ring *r, uint32_t k){
+  const ring_algo *a = r->config.algo;
+  return a->point_token ? a->point_token(r, k) : r->positions[k];
+}
+
 /*
 ** The replica number of point k. The ring keeps no replica numbers
 ** (memory), so node N's positions are made again (ring_node_positions)
@@ -461,13 +467,13 @@ static int point_replica(tvf_cursor *c, uint32_t k, uint32_t *pReplica){
     c->aReplica[n] = a;
   }
   const replica_entry *a = c->aReplica[n];
-  uint64_t pos = r->positions[k];
+  uint64_t pos = point_token(r, k);
   uint32_t lo = 0, hi = nPoint;
   while( lo<hi ){
     uint32_t mid = lo + (hi-lo)/2;
     if( a[mid].pos<pos ) lo = mid+1; else hi = mid;
   }
-  for(uint32_t j=k; j>0 && r->positions[j-1]==pos; j--){
+  for(uint32_t j=k; j>0 && point_token(r, j-1)==pos; j--){
     if( r->owners[j-1]==n ) lo++;
   }
   *pReplica = a[lo].replica;
@@ -481,7 +487,7 @@ static int points_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
   int bPoints = ring_has_points(r);
   switch( iCol ){
     case POINTS_TOKEN:
-      sqlite3_result_int64(ctx, bPoints ? (int64_t)r->positions[c->k] : c->k);
+      sqlite3_result_int64(ctx, bPoints ? (int64_t)point_token(r, c->k) : c->k);
       break;
     case POINTS_NODE:
       node_result(ctx, r, ring_unit_owner(r, c->k));
@@ -823,6 +829,14 @@ static int diff_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
                      "cannot be compared; count moved keys with ch_moved",
                      hash_name(a->config.hash), (unsigned long long)a->config.seed,
                      hash_name(b->config.hash), (unsigned long long)b->config.seed);
+  }
+  if( !ring_keys_alike(&a->config, &b->config) ){
+    return tvf_error(c, SQLITE_ERROR, "ch_diff: the rings hash keys "
+                     "differently (algorithm %s, avalanche %d; algorithm %s, "
+                     "avalanche %d), so positions cannot be compared; count "
+                     "moved keys with ch_moved", a->config.algo->name,
+                     a->config.avalanche, b->config.algo->name,
+                     b->config.avalanche);
   }
   c->aMap = node_map(a, b);
   if( c->aMap==NULL ) return SQLITE_NOMEM;

@@ -10,3 +10,5 @@ ${CC:-gcc} -std=gnu11 -O2 -Wall -Wextra -Werror -o build/compat/lmhash \
   tests/compat/lmhash.c -lmemcached
 timeout 300 /usr/bin/python3 tests/compat/compat.py libmemcached ./chash.so build/compat/lmhash
 timeout 300 /usr/bin/python3 tests/compat/compat.py twemproxy ./chash.so
+# HAProxy (Debian's haproxy): algorithm haproxy and the hashes sdbm, djb2, wt6
+timeout 300 /usr/bin/python3 tests/compat/haproxy_compat.py ./chash.so
