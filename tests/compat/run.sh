@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/compat/run.sh: check chash's ketama against the real twemproxy
+# tests/compat/run.sh: check chash against the real routers: ketama against twemproxy
 # (nutcracker + memcached on loopback) and libmemcached, from Debian's
 # packages nutcracker, memcached and libmemcached-dev. Needs ./chash.so.
 # Every step is bounded in time; compat.py stops what it starts by PID.
