@@ -830,13 +830,17 @@ static int diff_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
                      hash_name(a->config.hash), (unsigned long long)a->config.seed,
                      hash_name(b->config.hash), (unsigned long long)b->config.seed);
   }
+  if( a->config.algo->key_position!=b->config.algo->key_position ){
+    return tvf_error(c, SQLITE_ERROR, "ch_diff: algorithm %s and algorithm "
+                     "%s hash keys differently, so positions cannot be "
+                     "compared; count moved keys with ch_moved",
+                     a->config.algo->name, b->config.algo->name);
+  }
   if( !ring_keys_alike(&a->config, &b->config) ){
     return tvf_error(c, SQLITE_ERROR, "ch_diff: the rings hash keys "
-                     "differently (algorithm %s, avalanche %d; algorithm %s, "
-                     "avalanche %d), so positions cannot be compared; count "
-                     "moved keys with ch_moved", a->config.algo->name,
-                     a->config.avalanche, b->config.algo->name,
-                     b->config.avalanche);
+                     "differently (avalanche %d, avalanche %d), so positions "
+                     "cannot be compared; count moved keys with ch_moved",
+                     a->config.avalanche, b->config.avalanche);
   }
   c->aMap = node_map(a, b);
   if( c->aMap==NULL ) return SQLITE_NOMEM;

@@ -14,7 +14,7 @@ with or without avalanche, and a server list (names, weights). Every
 server points at one more frontend of the same process that answers 200;
 the backend writes the server it chose into the response (X-Srv), so a
 key's server is read straight off the answer. Every configuration gets at
-least 2,000 keys; each must land where tests/gen/haproxy_model.py and
+least 2,000 keys; each must land where tests/gen/haproxy_gen.py and
 ch_locate say, and each wrong variant of the rule (first point clockwise,
 avalanche flipped, server ids from 0, full_hash without its final
 multiplication) must disagree somewhere, so the check can fail. The empty
@@ -25,7 +25,7 @@ by its PID; it listens on loopback only.
 import os, random, shutil, socket, sqlite3, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'gen'))
-import haproxy_model as hm  # noqa: E402
+import haproxy_gen as hm  # noqa: E402
 
 DEADLINE = time.monotonic() + 240          # the whole run, in seconds
 
@@ -50,14 +50,13 @@ CONFIGS += [
 ]
 # Keys crafted to land exactly on points, half-way between points (ties)
 # and around the wrap-around, for every hash that can be crafted.
-CRAFT_SERVERS = [('s1', 1), ('s2', 2), ('s3', 3)]
 CRAFTED = []
 for _h, _word in (('sdbm', 'sdbm'), ('djb2', 'djb2'), ('crc32a', 'crc32')):
     for _aval in (False, True):
         CRAFTED.append(('craft_%s_%s' % (_h, 'aval' if _aval else 'plain'),
                         'url_param k' if _aval else 'hdr(X-Key)',
                         'consistent %s%s' % (_word, ' avalanche' if _aval else ''),
-                        _h, _aval, CRAFT_SERVERS))
+                        _h, _aval, hm.CRAFT_SERVERS))
 KEYS_PER_CONFIG = 2000
 # Bytes a key may hold: a header value keeps everything but CR, LF, NUL and
 # commas (hdr() takes the first comma-separated value) and loses leading and
