@@ -237,6 +237,54 @@ static void bench_per_row(sqlite3 *db){
   }
 }
 
+/* ------------------------------ 9: the routers' algorithms, per row */
+
+/* One row each: the algorithm's CREATE options (nodes of weight 1). ketama
+** first: the others are compared with it. */
+static const struct router_bench {
+  const char *zName;
+  const char *zOptions;
+} aRouterBench[] = {
+  { "ketama", "algorithm=ketama" },
+  { "haproxy", "algorithm=haproxy" },
+};
+#define N_ROUTER_BENCH ((int)(sizeof(aRouterBench)/sizeof(aRouterBench[0])))
+
+static void bench_routers(sqlite3 *db){
+  static const int aNode[] = { 10, 100 };
+  printf("\n## 9. The routers' algorithms: ch_locate(id, ring), ns/row"
+         " (nodes of weight 1)\n\n");
+  printf("| algorithm | nodes | points | ch_locate | vs ketama |\n"
+         "|---|---:|---:|---:|---:|\n");
+  for(int i=0; i<2; i++){
+    char *az[N_ROUTER_BENCH];
+    sqlite3_int64 aPoints[N_ROUTER_BENCH];
+    for(int k=0; k<N_ROUTER_BENCH; k++){
+      char *z = sqlite3_mprintf(
+          "CREATE VIRTUAL TABLE \"rt_%s_%d\" USING chash(%s);"
+          "WITH RECURSIVE s(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM s WHERE x<%d)"
+          " INSERT INTO \"rt_%s_%d\"(node) SELECT printf('node-%%04d', x) FROM s",
+          aRouterBench[k].zName, aNode[i], aRouterBench[k].zOptions,
+          aNode[i]-1, aRouterBench[k].zName, aNode[i]);
+      exec(db, z);
+      sqlite3_free(z);
+      z = sqlite3_mprintf("SELECT sum(points) FROM \"rt_%s_%d\"",
+                          aRouterBench[k].zName, aNode[i]);
+      aPoints[k] = run(db, z);
+      sqlite3_free(z);
+      az[k] = sqlite3_mprintf("SELECT count(ch_locate(id, 'rt_%s_%d')) " SCAN,
+                              aRouterBench[k].zName, aNode[i]);
+    }
+    double ns[N_ROUTER_BENCH];
+    time_queries(db, (const char *const *)az, N_ROUTER_BENCH, ns);
+    for(int k=0; k<N_ROUTER_BENCH; k++){
+      printf("| %s | %d | %lld | %.1f | %.2f |\n", aRouterBench[k].zName,
+             aNode[i], (long long)aPoints[k], ns[k], ns[k]/ns[0]);
+      sqlite3_free(az[k]);
+    }
+  }
+}
+
 /* ---------------------------------- 7: inline JSON spec vs named ring */
 
 static void bench_inline_json(sqlite3 *db){
@@ -746,7 +794,7 @@ int main(int argc, char **argv){
     else if( strcmp(argv[i], "--section")==0 && i+1<argc ) iOnly = atoi(argv[++i]);
     else{
       fprintf(stderr, "usage: %s [--ext PATH] [--reps N] [--rows N]"
-              " [--section 1|4|5|6|7|8]\n", argv[0]);
+              " [--section 1|4|5|6|7|8|9]\n", argv[0]);
       return 2;
     }
   }
@@ -780,6 +828,7 @@ int main(int argc, char **argv){
   if( iOnly==0 || iOnly==6 ) bench_memory_sql(zExt);
   if( iOnly==0 || iOnly==7 ) bench_inline_json(db);
   if( iOnly==0 || iOnly==8 ) bench_statements(db);
+  if( iOnly==0 || iOnly==9 ) bench_routers(db);
   sqlite3_close(db);
   return 0;
 }
