@@ -13,7 +13,8 @@
   X(maglev)           \
   X(modn)             \
   X(nginx)            \
-  X(hashring)
+  X(hashring)         \
+  X(haproxy)
 
 #define ALGO_DECLARE(name) extern const ring_algo algo_##name;
 #define ALGO_ENTRY(name) &algo_##name,

@@ -104,6 +104,14 @@ struct ring_algo {
   ** aPos[0] (ch_points' replica column). */
   uint32_t (*node_positions)(const ring *r, uint32_t n, uint64_t *aPos);
 
+  /* POINTS: the token ch_points shows for unit k, when r->positions are
+  ** not the points themselves. An algorithm whose key goes to the nearest
+  ** point (not the first at or after) makes r->positions the last
+  ** position each point owns, so that lookups, arcs, shares and diffs work
+  ** unchanged, and gives the points here; node_positions makes the same
+  ** tokens. NULL: r->positions[k]. */
+  uint64_t (*point_token)(const ring *r, uint32_t k);
+
   /* SLOTS: a number ch_points shows in the replica column for slot s (the
   ** step of its owner's preference list that took it). NULL: none. */
   uint64_t (*slot_replica)(const ring *r, uint32_t s);

@@ -32,6 +32,9 @@ static const char *const hash_names_by_id[HASH_COUNT] = {
   [HASH_MURMUR] = "murmur",
   [HASH_JENKINS] = "jenkins",
   [HASH_HSIEH] = "hsieh",
+  [HASH_SDBM] = "sdbm",
+  [HASH_DJB2] = "djb2",
+  [HASH_WT6] = "wt6",
 };
 
 int hash_from_name(const char *zName){
@@ -108,6 +111,9 @@ uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData){
     case HASH_MURMUR:        return keyhash_murmur(p, nData);
     case HASH_JENKINS:       return keyhash_jenkins(p, nData);
     case HASH_HSIEH:         return keyhash_hsieh(p, nData);
+    case HASH_SDBM:          return keyhash_sdbm(p, nData);
+    case HASH_DJB2:          return keyhash_djb2(p, nData);
+    case HASH_WT6:           return keyhash_wt6(p, nData);
     case HASH_XXH3:
     default:                 return XXH3_64bits_withSeed(pData, nData, seed);
   }

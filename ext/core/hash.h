@@ -28,6 +28,9 @@ typedef enum hash_id {
   HASH_MURMUR,             /* MurmurHash2-32, seed 0xdeadbeef*len */
   HASH_JENKINS,            /* lookup3 hashlittle, initval 13 */
   HASH_HSIEH,              /* SuperFastHash, initial hash 0 */
+  HASH_SDBM,               /* HAProxy's sdbm (unsigned bytes) */
+  HASH_DJB2,               /* HAProxy's djb2 */
+  HASH_WT6,                /* HAProxy's wt6 */
   HASH_COUNT
 } hash_id;
 

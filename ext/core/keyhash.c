@@ -1,5 +1,6 @@
 /*
-** keyhash.c: twemproxy's and libmemcached's key hashes (see keyhash.h).
+** keyhash.c: twemproxy's, libmemcached's and HAProxy's key hashes (see
+** keyhash.h).
 **
 ** All arithmetic is mod 2^32. sx(b) is what those C programs get when a
 ** byte is read as a (signed) char and widened: b below 0x80, else
@@ -171,4 +172,47 @@ uint32_t keyhash_hsieh(const unsigned char *p, size_t n){
   h ^= h<<25;
   h += h>>6;
   return h;
+}
+
+/*
+** HAProxy's three string hashes (checked against HAProxy 2.6's sdbm, djb2
+** and wt6 converters). They read bytes as unsigned.
+**   sdbm: from 0, each byte c: h = c + h*65599 (65599 = 2^16 + 2^6 - 1).
+**   djb2: from 5381, each byte c: h = h*33 + c.
+**   wt6:  two words h0, h1 and two rotation counts; each byte is folded
+**         into both words (h0 by xor, h1 by addition, both complemented),
+**         then the words swap places rotated left by the counts, and the
+**         next counts come from 16 bits of the new words. The hash is
+**         h0 xor h1.
+*/
+uint32_t keyhash_sdbm(const unsigned char *p, size_t n){
+  uint32_t h = 0;
+  for(size_t i=0; i<n; i++) h = p[i] + (h<<6) + (h<<16) - h;
+  return h;
+}
+
+uint32_t keyhash_djb2(const unsigned char *p, size_t n){
+  uint32_t h = 5381;
+  for(size_t i=0; i<n; i++) h = h*33 + p[i];
+  return h;
+}
+
+/* Rotate left by k in 0..31 (k = 0 leaves x as it is). */
+static uint32_t wt6_rotl(uint32_t x, unsigned k){
+  return k ? (x<<k) | (x>>(32-k)) : x;
+}
+
+uint32_t keyhash_wt6(const unsigned char *p, size_t n){
+  uint32_t h0 = 0xa53c965au, h1 = 0x5ca6953au;
+  unsigned k0 = 6, k1 = 18;
+  for(size_t i=0; i<n; i++){
+    uint32_t a = ~(h0 ^ p[i]);
+    uint32_t b = ~(h1 + p[i]);
+    h0 = wt6_rotl(b, k0);
+    h1 = wt6_rotl(a, k1);
+    uint32_t t = ((h0>>16) ^ h1) & 0xffff;
+    k0 = t & 0x1f;
+    k1 = t >> 11;
+  }
+  return h0 ^ h1;
 }

@@ -118,6 +118,22 @@ static void text_table(const ring_config *cfg, char *zOut, size_t nOut){
   snprintf(zOut, nOut, "%u", cfg->table);
 }
 
+static int set_avalanche(ring_config *cfg, const char *zValue, char *zErr,
+                         size_t nErr){
+  if( strcmp(zValue, "0")!=0 && strcmp(zValue, "1")!=0 ){
+    snprintf(zErr, nErr, "avalanche: '%s' is not 0 or 1 (1: each key's "
+             "hash goes through HAProxy's full_hash, as hash-type consistent "
+             "does by default)", zValue);
+    return 1;
+  }
+  cfg->avalanche = zValue[0]=='1';
+  return 0;
+}
+
+static void text_avalanche(const ring_config *cfg, char *zOut, size_t nOut){
+  snprintf(zOut, nOut, "%d", cfg->avalanche);
+}
+
 /* ------------------------------------------------------ the table */
 
 typedef struct option_def {
@@ -142,6 +158,8 @@ static const option_def option_defs[] = {
   { "seed", OPTION_SEED, "the seed of the hash", set_seed, text_seed, 0 },
   { "table", OPTION_TABLE, "the lookup table size", set_table, text_table,
     1 },
+  { "avalanche", OPTION_AVALANCHE, "HAProxy's mixing of key hashes",
+    set_avalanche, text_avalanche, 1 },
 };
 
 #define N_OPTION ((int)(sizeof(option_defs)/sizeof(option_defs[0])))

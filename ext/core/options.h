@@ -21,6 +21,7 @@
 #define OPTION_VNODES    0x04
 #define OPTION_SEED      0x08
 #define OPTION_TABLE     0x10
+#define OPTION_AVALANCHE 0x20
 
 /* "algorithm, hash, ...": every option's name, for error messages, into
 ** zOut (nOut bytes). Returns zOut. */

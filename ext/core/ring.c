@@ -34,6 +34,7 @@ void ring_config_default(ring_config *cfg){
   cfg->vnodes = 160;
   cfg->seed = 0;
   cfg->table = RING_DEFAULT_TABLE;
+  cfg->avalanche = 1;
 }
 
 const ring_algo *ring_algorithm_from_name(const char *zName){
@@ -79,6 +80,12 @@ int ring_has_points(const ring *r){
 
 int ring_lists_units(const ring *r){
   return r->config.algo->no_units==NULL && r->config.algo->units!=RING_UNITS_NONE;
+}
+
+int ring_keys_alike(const ring_config *a, const ring_config *b){
+  return a->hash==b->hash && a->seed==b->seed
+      && a->algo->key_position==b->algo->key_position
+      && a->avalanche==b->avalanche;
 }
 
 int ring_check_commit(const ring_config *cfg,

@@ -48,6 +48,7 @@ typedef struct ring_config {
   int vnodes;              /* points per unit of weight (ring, ketama) */
   uint64_t seed;           /* seed of every hash of this ring */
   uint32_t table;          /* maglev: lookup table size, a prime */
+  int avalanche;           /* haproxy: 1 if key hashes go through full_hash */
 } ring_config;
 
 /* One node of a built ring. */
@@ -93,7 +94,7 @@ typedef struct ring_input {
 /* Install the allocator (default: malloc, realloc, free). */
 void ring_set_allocator(void *(*xMalloc)(size_t), void (*xFree)(void *));
 
-/* Defaults: ring, xxh3, vnodes 160, seed 0, table 65537. */
+/* Defaults: ring, xxh3, vnodes 160, seed 0, table 65537, avalanche 1. */
 void ring_config_default(ring_config *cfg);
 
 /* The algorithm named zName (case-insensitive), or NULL. */
@@ -138,6 +139,10 @@ int ring_has_points(const ring *r);
 /* Can ch_points and ch_arcs list the ring's units (its points, or the
 ** slots of a table)? Then the ring table's points column counts them. */
 int ring_lists_units(const ring *r);
+
+/* Do a and b put every key at the same position (same hash and seed, the
+** same key hash of the algorithm, the same avalanche)? */
+int ring_keys_alike(const ring_config *a, const ring_config *b);
 
 /*
 ** The algorithm's check of a commit (algo.h, check_commit): before and

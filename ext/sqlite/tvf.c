@@ -379,6 +379,8 @@ static int unit_wanted(const tvf_cursor *c, uint32_t k){
 ** number costs the hashing of its node's labels only, once per node.
 **   ring    token = hash("N#i"), replica = i (1, 2, ...)
 **   ketama  token = word w of MD5("N-i"), replica = 4i+w (0, 1, ...)
+**   haproxy token = full_hash(id*4096 + i), replica = i (0, 1, ...), in
+**           the order of the points' arcs (algo.h, point_token)
 **   maglev  one row per table slot: token = the slot s, replica = the j
 **           at which s comes in the node's preference list
 **           (offset + skip*j) mod table
@@ -432,6 +434,12 @@ static int replica_compare(const void *pa, const void *pb){
   return (a->replica>b->replica) - (a->replica<b->replica);
 }
 
+/* The token of point k (algo.h, point_token). */
+static uint64_t tvf_point_token(const ring *r, uint32_t k){
+  const ring_algo *a = r->config.algo;
+  return a->point_token ? a->point_token(r, k) : r->positions[k];
+}
+
 /*
 ** The replica number of point k. The ring keeps no replica numbers
 ** (memory), so node N's positions are made again (ring_node_positions)
@@ -461,13 +469,13 @@ static int point_replica(tvf_cursor *c, uint32_t k, uint32_t *pReplica){
     c->aReplica[n] = a;
   }
   const replica_entry *a = c->aReplica[n];
-  uint64_t pos = r->positions[k];
+  uint64_t pos = tvf_point_token(r, k);
   uint32_t lo = 0, hi = nPoint;
   while( lo<hi ){
     uint32_t mid = lo + (hi-lo)/2;
     if( a[mid].pos<pos ) lo = mid+1; else hi = mid;
   }
-  for(uint32_t j=k; j>0 && r->positions[j-1]==pos; j--){
+  for(uint32_t j=k; j>0 && tvf_point_token(r, j-1)==pos; j--){
     if( r->owners[j-1]==n ) lo++;
   }
   *pReplica = a[lo].replica;
@@ -481,7 +489,7 @@ static int points_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
   int bPoints = ring_has_points(r);
   switch( iCol ){
     case POINTS_TOKEN:
-      sqlite3_result_int64(ctx, bPoints ? (int64_t)r->positions[c->k] : c->k);
+      sqlite3_result_int64(ctx, bPoints ? (int64_t)tvf_point_token(r, c->k) : c->k);
       break;
     case POINTS_NODE:
       node_result(ctx, r, ring_unit_owner(r, c->k));
@@ -509,8 +517,9 @@ static int points_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
 
 /*
 ** ch_arcs(ring): start, end, node, share.
-**   ring, ketama: point k owns the arc (position k-1, position k]; point 0
-**     the arc that wraps around. Points at equal positions give the later
+**   ring, ketama, haproxy: point k owns the arc (position k-1, position k];
+**     point 0 the arc that wraps around. (haproxy's positions are the ends
+**     of its points' arcs: half-way to the next point.) Points at equal positions give the later
 **     ones empty arcs, which are left out.
 **   maglev: slot s owns the positions p with p mod table = s, which are no
 **     range: start and end are NULL, share is exact (floor((2^b-1-s) /
@@ -823,6 +832,18 @@ static int diff_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
                      "cannot be compared; count moved keys with ch_moved",
                      hash_name(a->config.hash), (unsigned long long)a->config.seed,
                      hash_name(b->config.hash), (unsigned long long)b->config.seed);
+  }
+  if( a->config.algo->key_position!=b->config.algo->key_position ){
+    return tvf_error(c, SQLITE_ERROR, "ch_diff: algorithm %s and algorithm "
+                     "%s hash keys differently, so positions cannot be "
+                     "compared; count moved keys with ch_moved",
+                     a->config.algo->name, b->config.algo->name);
+  }
+  if( !ring_keys_alike(&a->config, &b->config) ){
+    return tvf_error(c, SQLITE_ERROR, "ch_diff: the rings hash keys "
+                     "differently (avalanche %d, avalanche %d), so positions "
+                     "cannot be compared; count moved keys with ch_moved",
+                     a->config.avalanche, b->config.avalanche);
   }
   c->aMap = node_map(a, b);
   if( c->aMap==NULL ) return SQLITE_NOMEM;

@@ -246,6 +246,7 @@ static const char *const azRouterAlgo[] = {
   "ketama",
   "nginx",
   "hashring",
+  "haproxy",
 };
 #define N_ROUTER_ALGO (int)(sizeof(azRouterAlgo)/sizeof(azRouterAlgo[0]))
 

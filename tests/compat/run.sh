@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/compat/run.sh: check chash's ketama against the real twemproxy
+# tests/compat/run.sh: check chash against the real routers: ketama against twemproxy
 # (nutcracker + memcached on loopback) and libmemcached, from Debian's
 # packages nutcracker, memcached and libmemcached-dev; nginx against
 # Debian's nginx; hashring against the npm packages hashring and memcached
@@ -24,3 +24,6 @@ if [ ! -f $NPM_DIR/node_modules/hashring/package.json ] ||
     hashring@3.2.0 memcached@2.2.2 >/dev/null
 fi
 timeout 300 /usr/bin/python3 tests/compat/hashring.py ./chash.so $NPM_DIR/node_modules
+
+# HAProxy (Debian's haproxy): algorithm haproxy and the hashes sdbm, djb2, wt6
+timeout 300 /usr/bin/python3 tests/compat/haproxy_compat.py ./chash.so

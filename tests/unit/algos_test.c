@@ -1,6 +1,6 @@
 /*
 ** tests/unit/algos_test.c: unit tests of the algorithm files (ext/algos/ketama.c,
-** jump.c, rendezvous.c, maglev.c) below SQL, where raw positions can be
+** jump.c, rendezvous.c, maglev.c, haproxy.c) below SQL, where raw positions can be
 ** fed in: the published jump vectors on jump_bucket itself, ketama's point
 ** values, Envoy's maglev tables slot by slot, and every builder under
 ** out-of-memory (no leak, RING_NOMEM). Expected values come from
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "algo.h"
+#include "keyhash.h"
 #include "unit.h"
 
 /* jump.c's function, which the published vectors check directly. */
@@ -155,6 +156,68 @@ static void test_maglev(void){
   ring_release(r);
 }
 
+/*
+** haproxy: HAProxy's key hashes on unsigned bytes, and the lookup at
+** positions crafted from the rule (on points, at ties half-way between two
+** servers' points, around the wrap-around). Expected values come from
+** tests/gen/haproxy_gen.py's model, which agrees with a real HAProxy 2.6
+** on these positions (tests/compat/haproxy_compat.py).
+*/
+static void test_haproxy(void){
+  static const unsigned char foo[] = "foo", high[] = {0x6b, 0xe9, 0x79};
+  CHECK( keyhash_sdbm(foo, 3)==0x32a94926u );
+  CHECK( keyhash_djb2(foo, 3)==0x0b887389u );
+  CHECK( keyhash_wt6(foo, 3)==0xc7a91262u );
+  CHECK( keyhash_sdbm(high, 3)==0x3599b4bbu );
+  CHECK( keyhash_djb2(high, 3)==0x0b889892u );
+  CHECK( keyhash_wt6(high, 3)==0xe1cda55fu );
+  CHECK( keyhash_sdbm(foo, 0)==0 && keyhash_djb2(foo, 0)==5381u );
+  CHECK( keyhash_wt6(foo, 0)==0xf99a0360u );
+
+  /* Servers s1, s2, s3 of weights 1, 2, 3: 16 points per unit. */
+  static const char *const names[] = {"s1", "s2", "s3"};
+  static const double w[] = {1, 2, 3};
+  static const struct { uint32_t pos; const char *owner; } at[] = {
+    { 2381943u, "s3" },       /* on the lowest point */
+    { 2234691741u, "s1" },    /* on a middle point */
+    { 4113562117u, "s2" },    /* on the highest point */
+    { 0u, "s3" },             /* position 0: nearest is the lowest point */
+    { 4294967295u, "s3" },
+    { 4113562118u, "s2" },    /* one past the highest point: still nearest */
+    { 2381942u, "s3" },       /* one before the lowest point */
+    { 4205455678u, "s2" },    /* half-way across the wrap: the point before */
+    { 4205455679u, "s3" },
+    { 454777333u, "s2" },     /* half-way between two points: the one before */
+    { 454777334u, "s1" },
+    { 706290293u, "s1" },
+    { 706290294u, "s3" },
+  };
+  ring *r = build("haproxy", HASH_SDBM, 0, names, w, 3);
+  CHECK( r!=NULL && r->n_points==96 );
+  for(uint32_t i=0; r && i<3; i++) CHECK( r->nodes[i].points==16u*(i+1) );
+  for(size_t i=0; r && i<sizeof(at)/sizeof(at[0]); i++){
+    CHECK( strcmp(r->nodes[ring_lookup(r, at[i].pos)].name, at[i].owner)==0 );
+  }
+  /* A key's position: sdbm, then full_hash (avalanche is the default). */
+  CHECK( r && ring_key_position(&r->config, "hello", 5)==2061535398u );
+  ring_release(r);
+
+  /* Two servers of weight 1: the highest point (b's 16th) owns an arc that
+  ** wraps past 2^32-1, so it is unit 0; its arc ends at 90474917. */
+  static const char *const ab[] = {"a", "b"};
+  r = build("haproxy", HASH_WT6, 0, ab, NULL, 2);
+  CHECK( r!=NULL && r->config.algo->point_token!=NULL );
+  CHECK( r && r->config.algo->point_token(r, 0)==4061310468u );
+  CHECK( r && r->positions[0]==90474917u );
+  CHECK( r && r->config.algo->point_token(r, 1)==414606662u );
+  CHECK( r && r->positions[1]==454777333u );
+  if( r ){
+    r->config.avalanche = 0;
+    CHECK( ring_key_position(&r->config, "hello", 5)==3538347703u );
+  }
+  ring_release(r);
+}
+
 /* Every builder: failing each allocation in turn gives no ring and no
 ** leak; the first run that succeeds places keys as an unhindered build. */
 static void test_oom(void){
@@ -257,6 +320,7 @@ int main(void){
   test_nginx();
   test_hashring();
   test_maglev();
+  test_haproxy();
   test_oom();
   return unit_summary();
 }

@@ -59,7 +59,7 @@ static void test_hash(void){
   char zNames[400];
   CHECK( strcmp(hash_names(zNames, sizeof(zNames)), "xxh3, xxh64, md5, fnv1a_64, fnv1_64, fnv1a_32, "
                 "fnv1_32, one_at_a_time, crc32, crc32a, murmur, jenkins, "
-                "hsieh")==0 );
+                "hsieh, sdbm, djb2, wt6")==0 );
 }
 
 static void test_points(void){
