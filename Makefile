@@ -89,6 +89,10 @@ build/ring_points_test: tests/unit/ring_points_test.c $(CORE) $(HDR) | deps
 	@mkdir -p build
 	$(CC) $(STD) $(CFLAGS) $(WARN) $(INC) -o $@ tests/unit/ring_points_test.c $(CORE) $(LIBS)
 
+build/geometry_test: tests/unit/geometry_test.c $(CORE) $(HDR) | deps
+	@mkdir -p build
+	$(CC) $(STD) $(CFLAGS) $(WARN) $(INC) -o $@ tests/unit/geometry_test.c $(CORE) $(LIBS)
+
 # The benchmark links the ring core directly and loads chash.so for the
 # rest; with libmemcached-dev installed it also races libmemcached's ketama.
 BENCH_LM = $(shell pkg-config --exists libmemcached 2>/dev/null && echo \
@@ -100,10 +104,11 @@ tests/bench/bench: tests/bench/bench.c $(CORE) $(HDR) | deps
 bench: chash.so tests/bench/bench
 	tests/bench/bench --ext ./chash.so
 
-test: chash.so build/runner build/ring_test build/algos_test build/ring_points_test
+test: chash.so build/runner build/ring_test build/algos_test build/ring_points_test build/geometry_test
 	build/ring_test
 	build/algos_test
 	build/ring_points_test
+	build/geometry_test
 	$(MAKE) --no-print-directory gen-check
 	build/runner --ext ./chash.so tests/sql/*.test tests/gen/*.test
 	tests/harness/migration.sh ./chash.so
@@ -142,13 +147,19 @@ build/asan/ring_points_test: tests/unit/ring_points_test.c $(CORE) $(HDR) | deps
 	@mkdir -p build/asan
 	$(CC) $(STD) -O1 $(WARN) $(SAN) $(INC) -o $@ tests/unit/ring_points_test.c $(CORE) $(LIBS)
 
-test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test build/asan/algos_test build/asan/ring_points_test
+build/asan/geometry_test: tests/unit/geometry_test.c $(CORE) $(HDR) | deps
+	@mkdir -p build/asan
+	$(CC) $(STD) -O1 $(WARN) $(SAN) $(INC) -o $@ tests/unit/geometry_test.c $(CORE) $(LIBS)
+
+test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test build/asan/algos_test build/asan/ring_points_test build/asan/geometry_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/ring_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/algos_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/ring_points_test
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  build/asan/geometry_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/runner --ext ./build/asan/chash.so tests/sql/*.test tests/gen/*.test
 
