@@ -9,53 +9,11 @@
 
 #include "geometry.h"
 
-/* ---------------------------------------------------------- ranges */
+/* ------------------------------------------ ranges (the rest: inline) */
 
 uint64_t ring_space_top(const ring *r){
   unsigned b = hash_space_bits(r->config.hash);
   return b==64 ? UINT64_MAX : ((uint64_t)1<<b) - 1;
-}
-
-int range_rows(uint64_t top, uint64_t s, uint64_t e, pos_range a[2]){
-  /* Where signed values drop: after 2^63-1 in a 64-bit space, after top
-  ** (back to 0) in a smaller one. The range crosses it when the drop is
-  ** nearer to s, going up, than e is. */
-  uint64_t brk = top==UINT64_MAX ? (uint64_t)INT64_MAX : top;
-  if( ((brk - s) & top) < ((e - s) & top) ){
-    a[0].start = (int64_t)s;
-    a[0].end = (int64_t)brk;
-    a[1].start = (int64_t)((brk + 1) & top);
-    a[1].end = (int64_t)e;
-    return 2;
-  }
-  a[0].start = (int64_t)s;
-  a[0].end = (int64_t)e;
-  return 1;
-}
-
-/* The share of n+1 positions in the space [0, top] (n+1 may be 2^64, so
-** it is counted from 0). long double holds 64-bit counts exactly. */
-static double geometry_count_share(uint64_t top, uint64_t n){
-  return (double)(((long double)n + 1.0L) / ((long double)top + 1.0L));
-}
-
-double range_share(uint64_t top, const pos_range *g){
-  return geometry_count_share(top, (uint64_t)g->end - (uint64_t)g->start);
-}
-
-double class_share(uint64_t top, uint64_t c, uint64_t L){
-  return geometry_count_share(top, (top - c) / L);
-}
-
-/* ------------------------------------------------------------ arcs */
-
-int point_arc(const ring *r, uint32_t k, uint64_t *pS, uint64_t *pE){
-  const uint64_t *pos = r->positions;
-  uint64_t prev = pos[k==0 ? r->n_points-1 : k-1];
-  if( k>0 && prev==pos[k] ) return 0;
-  *pS = (prev + 1) & ring_space_top(r);
-  *pE = pos[k];
-  return 1;
 }
 
 /* -------------------------------------------------- point replicas */

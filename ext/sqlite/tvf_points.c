@@ -213,7 +213,7 @@ static void arcs_settle(arcs_cursor *c){
       return;
     }
     uint64_t s, e;
-    if( !point_arc(r, u->k, &s, &e) ) continue;  /* empty arc */
+    if( !point_arc(r, u->base.top, u->k, &s, &e) ) continue;  /* empty arc */
     c->nRange = range_rows(u->base.top, s, e, c->aRange);
     return;
   }

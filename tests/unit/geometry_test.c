@@ -145,17 +145,17 @@ static void test_hand_arcs(void){
   uint64_t s, e;
   CHECK( ring_space_top(r)==TOP15 );
   /* point 0 owns (30000, 10]: across the wrap */
-  CHECK( point_arc(r, 0, &s, &e)==1 && s==30001 && e==10 );
-  CHECK( point_arc(r, 1, &s, &e)==1 && s==11 && e==20 );
-  CHECK( point_arc(r, 2, &s, &e)==0 );              /* tied with point 1 */
-  CHECK( point_arc(r, 3, &s, &e)==1 && s==21 && e==30000 );
+  CHECK( point_arc(r, TOP15, 0, &s, &e)==1 && s==30001 && e==10 );
+  CHECK( point_arc(r, TOP15, 1, &s, &e)==1 && s==11 && e==20 );
+  CHECK( point_arc(r, TOP15, 2, &s, &e)==0 );              /* tied with point 1 */
+  CHECK( point_arc(r, TOP15, 3, &s, &e)==1 && s==21 && e==30000 );
 
   uint64_t aOne[] = {42};
   uint32_t aOwnOne[] = {0};
   r = hand_points(&h, azName, 1, aOne, aOwnOne, 1);
-  CHECK( point_arc(r, 0, &s, &e)==1 && s==43 && e==42 );   /* everything */
+  CHECK( point_arc(r, TOP15, 0, &s, &e)==1 && s==43 && e==42 );   /* everything */
   aOne[0] = TOP15;
-  CHECK( point_arc(r, 0, &s, &e)==1 && s==0 && e==TOP15 );
+  CHECK( point_arc(r, TOP15, 0, &s, &e)==1 && s==0 && e==TOP15 );
 }
 
 /*
@@ -174,7 +174,7 @@ static void check_arcs_brute(const ring *r){
   for(uint32_t k=0; k<r->n_points; k++){
     uint64_t s, e;
     pos_range a[2];
-    if( !point_arc(r, k, &s, &e) ) continue;
+    if( !point_arc(r, top, k, &s, &e) ) continue;
     int n = range_rows(top, s, e, a);
     for(int i=0; i<n; i++){
       if( a[i].start>a[i].end ) bOrderOk = 0;
