@@ -1,6 +1,7 @@
 /*
 ** common.c: what every file of the SQLite layer uses: the rule that turns a
-** key value into the bytes it hashes, the error helper of functions, and
+** key value into the bytes it hashes, the error helpers of functions and of
+** virtual tables, and
 ** statements prepared from a %-format.
 */
 #include <stdarg.h>
@@ -63,6 +64,17 @@ void chash_result_error(sqlite3_context *ctx, const char *zMsg){
   }else{
     sqlite3_result_error_nomem(ctx);
   }
+}
+
+int chash_vtab_error(sqlite3_vtab *pVtab, int rc, const char *zFmt, ...){
+  va_list ap;
+  va_start(ap, zFmt);
+  sqlite3_free(pVtab->zErrMsg);
+  pVtab->zErrMsg = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  /* An error that cannot be worded is an out-of-memory error. */
+  if( pVtab->zErrMsg==NULL ) return SQLITE_NOMEM;
+  return rc==SQLITE_OK ? SQLITE_ERROR : rc;
 }
 
 /* Prepare the statement in zFmt (a %-format; NULL zFmt result = NOMEM),

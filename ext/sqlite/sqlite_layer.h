@@ -3,7 +3,7 @@
 ** context, the shadow-table store, ring-spec resolution and key hashing.
 **
 ** The parts, each calling only the ones above it and the core (ext/core):
-**   common.c     the key-to-bytes rule, the error helper, prepared formats
+**   common.c     the key-to-bytes rule, the error helpers, prepared formats
 **   store.c      shadow tables: layout, reads, writes, versions
 **   catalog.c    which tables of a schema are rings
 **   json_spec.c  inline JSON ring specs -> options and nodes
@@ -41,6 +41,11 @@ int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos);
 /* Set zMsg as ctx's error; if it is NULL (building the message ran out of
 ** memory), the error is SQLITE_NOMEM. */
 void chash_result_error(sqlite3_context *ctx, const char *zMsg);
+
+/* Replace a virtual table's error message with zFmt (an sqlite3_mprintf
+** format); returns rc (SQLITE_ERROR if rc is SQLITE_OK), or SQLITE_NOMEM
+** if the message cannot be made. */
+int chash_vtab_error(sqlite3_vtab *pVtab, int rc, const char *zFmt, ...);
 
 /* Prepare the statement zFmt (a %-format) touching real tables only
 ** (SQLITE_PREPARE_NO_VTAB, plus flags); SQLITE_NOMEM if the text cannot be

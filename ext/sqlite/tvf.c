@@ -13,21 +13,9 @@
 ** Each lives in its own file: tvf_points.c (ch_points, ch_arcs),
 ** tvf_diff.c, tvf_replicas.c, tvf_history.c.
 */
-#include <stdarg.h>
 #include <string.h>
 
 #include "tvf.h"
-
-int tvf_error(tvf_cursor *c, int rc, const char *zFmt, ...){
-  va_list ap;
-  va_start(ap, zFmt);
-  sqlite3_free(c->base.pVtab->zErrMsg);
-  c->base.pVtab->zErrMsg = sqlite3_vmprintf(zFmt, ap);
-  va_end(ap);
-  /* An error that cannot be worded is an out-of-memory error. */
-  if( c->base.pVtab->zErrMsg==NULL ) return SQLITE_NOMEM;
-  return rc==SQLITE_OK ? SQLITE_ERROR : rc;
-}
 
 void tvf_cursor_clear(tvf_cursor *c){
   for(int i=0; i<TVF_MAX_ARGS; i++){

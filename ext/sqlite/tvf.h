@@ -64,9 +64,10 @@ struct tvf_cursor {
   uint64_t top;                 /* the largest position of its key hash */
 };
 
-/* Set the table's error message; returns rc (SQLITE_ERROR if rc is
-** SQLITE_OK), or SQLITE_NOMEM if the message cannot be made. */
-int tvf_error(tvf_cursor *c, int rc, const char *zFmt, ...);
+/* Set the table's error message (chash_vtab_error): returns rc
+** (SQLITE_ERROR if rc is SQLITE_OK), or SQLITE_NOMEM if the message cannot
+** be made. */
+#define tvf_error(c, rc, ...) chash_vtab_error((c)->base.pVtab, rc, __VA_ARGS__)
 
 /* Free what the cursor holds (the function's fields too): no rows. */
 void tvf_cursor_clear(tvf_cursor *c);

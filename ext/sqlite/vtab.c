@@ -47,14 +47,10 @@ typedef struct chash_cursor {
   ring *ring;              /* the current ring, once points or share is read */
 } chash_cursor;
 
-/* Replace the table's error message. */
-static void vtab_error(chash_vtab *p, const char *zFmt, ...){
-  va_list ap;
-  va_start(ap, zFmt);
-  sqlite3_free(p->base.zErrMsg);
-  p->base.zErrMsg = sqlite3_vmprintf(zFmt, ap);
-  va_end(ap);
-}
+/* Replace the table's error message (the caller returns the error code;
+** vtab_result makes it SQLITE_NOMEM if the message could not be made). */
+#define vtab_error(p, ...) \
+  ((void)chash_vtab_error(&(p)->base, SQLITE_ERROR, __VA_ARGS__))
 
 /* An error whose message could not be built is an out-of-memory error. */
 static int vtab_result(chash_vtab *p, int rc){
