@@ -10,7 +10,8 @@
 **     and diff runs must cover exactly the positions they claim, with the
 **     owners the lookups give, in the fewest runs;
 **   - point replica numbers against the rules of ring ("N#i") and ketama
-**     (MD5 "N-i", word w, through nettle directly);
+**     (MD5 "N-i", word w, through nettle directly), and for every points
+**     algorithm against its own node_positions;
 **   - every allocation failing in turn: RING_NOMEM and no leak.
 **
 ** Prints "N passed, N failed" and exits 1 if anything failed.
@@ -293,6 +294,56 @@ static void test_point_replicas(void){
   CHECK( bRcOk && r->n_points==4*160 && bPosOk );
   point_replicas_free(&pr);
   ring_release(r);
+}
+
+/*
+** Every registered points algorithm, under its default hash: the replica
+** number of point k names the entry of its node's node_positions list
+** whose token is point k's (ring_point_token), each entry once. A
+** numbering off by one, or ties of a node taken in the wrong order, would
+** point at another token or at one entry twice.
+*/
+static void test_point_replicas_every_algo(void){
+  static const char *const azName[] = {"a", "b", "c", "d", "e"};
+  int nAlgo = 0;
+  for(int i=0; ring_algos[i]; i++){
+    const ring_algo *alg = ring_algos[i];
+    if( alg->units!=RING_UNITS_POINTS ) continue;
+    nAlgo++;
+    ring *r = build(alg->name, alg->default_hash, 0, 0, azName, 5);
+    if( r==NULL ){
+      CHECK( r!=NULL );
+      continue;
+    }
+    point_replicas pr;
+    CHECK( point_replicas_init(&pr, r)==RING_OK );
+    uint64_t *aPos = malloc(sizeof(uint64_t) * r->n_points);
+    uint8_t *aUsed = calloc(r->n_points, 1);
+    uint32_t *aFirst = calloc(r->n_nodes + 1, sizeof(uint32_t));
+    for(uint32_t n=1; n<=r->n_nodes; n++){
+      aFirst[n] = aFirst[n-1] + r->nodes[n-1].points;
+    }
+    int bOk = 1;
+    for(uint32_t k=0; k<r->n_points && bOk; k++){
+      uint32_t n = r->owners[k], rep = 0;
+      uint32_t first = alg->node_positions(r, n, aPos);
+      if( point_replica(&pr, k, &rep)!=RING_OK || rep<first
+          || rep-first>=r->nodes[n].points ){
+        bOk = 0;
+        break;
+      }
+      uint32_t j = rep - first;
+      if( aPos[j]!=ring_point_token(r, k) || aUsed[aFirst[n]+j]++ ) bOk = 0;
+    }
+    if( !bOk ) printf("replica numbers of %s:\n", alg->name);
+    CHECK( bOk );
+    free(aPos);
+    free(aUsed);
+    free(aFirst);
+    point_replicas_free(&pr);
+    ring_release(r);
+  }
+  CHECK( nAlgo>=2 );
 }
 
 /* -------------------------------------------------------------- diffs */
@@ -694,6 +745,7 @@ int main(void){
   test_hand_arcs();
   test_brute_arcs();
   test_point_replicas();
+  test_point_replicas_every_algo();
   test_hand_diff();
   test_brute_diff();
   test_residues();
