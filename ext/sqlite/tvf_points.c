@@ -17,6 +17,10 @@
 **   slots   one row per table slot: token = the slot s, replica = what
 **           the descriptor's slot_replica says (the step of the owner's
 **           preference list that took s), NULL without one
+** For example (each algorithm's file says what its points are): ring's
+** point i of node N is at hash("N#i"), replica i (1, 2, ...); ketama's
+** are the words w of MD5("N-i"), replica 4i+w (0, 1, ...); maglev's slot
+** s shows the j at which s came in its owner's preference list.
 **
 ** ch_arcs(ring): start, end, node, share.
 **   points  point k owns the arc (position k-1, position k]; point 0 the
