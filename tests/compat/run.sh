@@ -27,3 +27,8 @@ timeout 300 /usr/bin/python3 tests/compat/hashring.py ./chash.so $NPM_DIR/node_m
 
 # HAProxy (Debian's haproxy): algorithm haproxy and the hashes sdbm, djb2, wt6
 timeout 300 /usr/bin/python3 tests/compat/haproxy_compat.py ./chash.so
+
+# Dubbo's ring: a Java TreeMap program (Debian's openjdk-17-jdk-headless)
+# and the Python model against chash.
+javac -d build/compat tests/compat/DubboRing.java
+timeout 300 /usr/bin/python3 tests/compat/dubbo_check.py build/compat ./chash.so
