@@ -14,7 +14,9 @@
   X(modn)             \
   X(nginx)            \
   X(hashring)         \
-  X(haproxy)
+  X(haproxy)          \
+  X(dubbo)            \
+  X(envoy_ring)
 
 #define ALGO_DECLARE(name) extern const ring_algo algo_##name;
 #define ALGO_ENTRY(name) &algo_##name,

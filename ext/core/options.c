@@ -134,6 +134,41 @@ static void text_avalanche(const ring_config *cfg, char *zOut, size_t nOut){
   snprintf(zOut, nOut, "%d", cfg->avalanche);
 }
 
+/* envoy_ring's ring sizes: Envoy's minimum_ring_size and maximum_ring_size,
+** which it limits to 8M. */
+static int set_ring_size(const char *zName, const char *zEnvoyName,
+                         uint32_t *pOut, const char *zValue, char *zErr,
+                         size_t nErr){
+  uint64_t v;
+  if( parse_u64(zValue, &v) || v<1 || v>RING_MAX_ENVOY_RING ){
+    snprintf(zErr, nErr, "%s: '%s' is not an integer from 1 to %d (Envoy's "
+             "%s)", zName, zValue, RING_MAX_ENVOY_RING, zEnvoyName);
+    return 1;
+  }
+  *pOut = (uint32_t)v;
+  return 0;
+}
+
+static int set_min_ring(ring_config *cfg, const char *zValue, char *zErr,
+                        size_t nErr){
+  return set_ring_size("min_ring", "minimum_ring_size", &cfg->min_ring, zValue,
+                       zErr, nErr);
+}
+
+static void text_min_ring(const ring_config *cfg, char *zOut, size_t nOut){
+  snprintf(zOut, nOut, "%u", cfg->min_ring);
+}
+
+static int set_max_ring(ring_config *cfg, const char *zValue, char *zErr,
+                        size_t nErr){
+  return set_ring_size("max_ring", "maximum_ring_size", &cfg->max_ring, zValue,
+                       zErr, nErr);
+}
+
+static void text_max_ring(const ring_config *cfg, char *zOut, size_t nOut){
+  snprintf(zOut, nOut, "%u", cfg->max_ring);
+}
+
 /* ------------------------------------------------------ the table */
 
 typedef struct option_def {
@@ -160,6 +195,10 @@ static const option_def option_defs[] = {
     1 },
   { "avalanche", OPTION_AVALANCHE, "HAProxy's mixing of key hashes",
     set_avalanche, text_avalanche, 1 },
+  { "min_ring", OPTION_MIN_RING, "the smallest ring size",
+    set_min_ring, text_min_ring, 1 },
+  { "max_ring", OPTION_MAX_RING, "the largest ring size",
+    set_max_ring, text_max_ring, 1 },
 };
 
 #define N_OPTION ((int)(sizeof(option_defs)/sizeof(option_defs[0])))

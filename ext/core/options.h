@@ -22,6 +22,8 @@
 #define OPTION_SEED      0x08
 #define OPTION_TABLE     0x10
 #define OPTION_AVALANCHE 0x20
+#define OPTION_MIN_RING  0x100
+#define OPTION_MAX_RING  0x200
 
 /* "algorithm, hash, ...": every option's name, for error messages, into
 ** zOut (nOut bytes). Returns zOut. */

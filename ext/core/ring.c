@@ -35,6 +35,8 @@ void ring_config_default(ring_config *cfg){
   cfg->seed = 0;
   cfg->table = RING_DEFAULT_TABLE;
   cfg->avalanche = 1;
+  cfg->min_ring = RING_DEFAULT_MIN_RING;
+  cfg->max_ring = RING_MAX_ENVOY_RING;
 }
 
 const ring_algo *ring_algorithm_from_name(const char *zName){

@@ -38,6 +38,9 @@
                                       ** below 2^24) */
 #endif
 #define RING_DEFAULT_TABLE 65537      /* maglev table size, as Envoy */
+#define RING_MAX_ENVOY_RING 8388608   /* envoy_ring: min_ring and max_ring
+                                      ** at most this, as Envoy (8M) */
+#define RING_DEFAULT_MIN_RING 1024    /* Envoy's minimum_ring_size */
 
 /* An algorithm: its descriptor (algo.h). */
 typedef struct ring_algo ring_algo;
@@ -49,6 +52,8 @@ typedef struct ring_config {
   uint64_t seed;           /* seed of every hash of this ring */
   uint32_t table;          /* maglev: lookup table size, a prime */
   int avalanche;           /* haproxy: 1 if key hashes go through full_hash */
+  uint32_t min_ring;       /* envoy_ring: Envoy's minimum_ring_size */
+  uint32_t max_ring;       /* envoy_ring: Envoy's maximum_ring_size */
 } ring_config;
 
 /* One node of a built ring. */
@@ -94,7 +99,8 @@ typedef struct ring_input {
 /* Install the allocator (default: malloc, realloc, free). */
 void ring_set_allocator(void *(*xMalloc)(size_t), void (*xFree)(void *));
 
-/* Defaults: ring, xxh3, vnodes 160, seed 0, table 65537, avalanche 1. */
+/* Defaults: ring, xxh3, vnodes 160, seed 0, table 65537, avalanche 1,
+** min_ring 1024, max_ring 8388608. */
 void ring_config_default(ring_config *cfg);
 
 /* The algorithm named zName (case-insensitive), or NULL. */

@@ -207,6 +207,11 @@ SELECT ch_hash(k, 'md5'), ch_locate(k, 'd3') FROM (%s)
        '\n'.join('%d\t%s' % (pos, want) for k, pos, want in vectors if k != 'hello'))
 
 
+def md5_words_of(address, hash_nodes=160):
+    """Every point a provider makes, ties or not."""
+    return [w for i in range(hash_nodes // 4) for w in md5_words(address + str(i))]
+
+
 def collision_pair():
     """"10.0.0.1:2088" + "10" is "10.0.0.1:20881" + "0": 40 shared points."""
     a, b, c = '10.0.0.1:2088', '10.0.0.1:20881', '10.0.0.2:20880'
@@ -217,7 +222,7 @@ def collision_pair():
 # ---- A label collision: "10.0.0.1:2088" + "10" is "10.0.0.1:20881" + "0", so
 # digests 10..19 of the first are digests 0..9 of the second: 40 equal
 # points. Dubbo's sorted map keeps the provider listed last, whatever its
-# name; chash keeps the one that joined last.
+# name; chash gives the shared positions to the one that joined last.
 """]
     answers = {}
     for name, order in (('ab', [a, b, c]), ('ba', [b, a, c])):
@@ -226,7 +231,9 @@ def collision_pair():
         answers[name] = [ring.locate(k) for k in keys]
         moved = disagreements(ring, wrong, keys)
         assert moved > 0
-        counts = ring.counts()
+        shares = ring.shares()
+        tied = set(md5_words_of(order[0])) & set(md5_words_of(order[1]))
+        assert len(tied) == 40 and len(ring.tokens) == 3 * 160 - 40
         out.append("""
 statement ok
 CREATE VIRTUAL TABLE %s USING chash(algorithm=dubbo)
@@ -234,9 +241,23 @@ CREATE VIRTUAL TABLE %s USING chash(algorithm=dubbo)
 statement ok
 INSERT INTO %s(node) VALUES %s
 
-# %s joined last: it keeps the 40 shared points.
+# Both keep their 160 points, but at the 40 shared positions the arc (and
+# every key) goes to %s, which joined last.
+query II
+SELECT count(*), count(DISTINCT token) FROM ch_points('%s')
+----
+%d
+%d
+
 query TI
-SELECT node, points FROM %s ORDER BY node
+SELECT node, count(*) FROM ch_arcs('%s') WHERE "end" IN
+  (SELECT token FROM ch_points('%s') GROUP BY token HAVING count(*) > 1)
+GROUP BY node
+----
+%s	%d
+
+query TIT
+SELECT node, points, printf('%%.9f', share) FROM %s ORDER BY node
 ----
 %s
 
@@ -247,8 +268,9 @@ query T
 
 # Had the first to join kept the shared points, %d of these %d keys would
 # land elsewhere.
-""" % (name, name, values_clause(order), order[1], name,
-       '\n'.join('%s\t%d' % (p, counts[p]) for p in sorted(order)),
+""" % (name, name, values_clause(order), order[1], name, 3 * 160, len(ring.tokens),
+       name, name, order[1], len(tied), name,
+       '\n'.join('%s\t160\t%.9f' % (p, shares[p]) for p in sorted(order)),
        KEYS_CTE % (NKEYS, "'key' || i", name), md5_form(answers[name]), moved, NKEYS))
     differ = sum(1 for x, y in zip(answers['ab'], answers['ba']) if x != y)
     assert differ > 0

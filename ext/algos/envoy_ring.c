@@ -1,0 +1,204 @@
+/*
+** envoy_ring.c: the ring of Envoy's ring hash load balancer (RING_HASH,
+** hash_function XX_HASH, the default), which Istio's consistentHash with
+** ringHash configures; bit for bit, as current Envoy builds it.
+**
+** A node is a host's hash key (its address as Envoy prints it,
+** "10.0.0.1:8080", or its hostname, or its hash_key metadata); the nodes'
+** join order is Envoy's host order. Weights are Envoy's integer
+** load_balancing_weight. In double precision:
+**
+**   w(h)   = weight(h) * 1.0 / (sum of the weights), w_min the smallest;
+**   scale  = min(ceil(w_min * min_ring) / w_min, max_ring);
+**   then two running sums, current = target = 0: for each host in join
+**   order, target += scale * w(h), and while current < target the host
+**   gets a point at XXH64(name "_" i, seed 0) for i = 0, 1, ..., and
+**   current += 1.
+**
+** The sums run across hosts, so the fraction a host does not use passes
+** to the next one: a host's count can depend on the hosts before it, and
+** a small max_ring leaves some hosts without any point. A key's position
+** is the XXH64 of its bytes, seed 0 (what Envoy's hash policies compute
+** for a header, cookie or query value); it belongs to the first point at
+** or after it, wrapping to the first point.
+**
+** Envoy sorts the points with an unstable sort, so the order of equal
+** points is unspecified there; labels are all distinct, so a tie needs two
+** labels with the same XXH64. Here the points are made in join order and
+** sorted stably: the node that joined first wins.
+**
+** The double arithmetic is part of the rule: it must round after every
+** operation, which the build's -ffp-contract=off guarantees (no fused
+** multiply-add).
+*/
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "algo.h"
+#include "options.h"
+
+/* Envoy keeps the sum of a locality's weights within 32 bits. */
+#define ENVOY_MAX_WEIGHT_SUM 4294967295.0
+
+/* Node n's points i = 0..points-1, XXH64("name_i", 0), into aPos. */
+static void envoy_node_points(const ring *r, uint32_t n, uint64_t *aPos){
+  const ring_node *node = &r->nodes[n];
+  char label[RING_MAX_NAME + 16];
+  memcpy(label, node->name, node->name_len);
+  label[node->name_len] = '_';
+  char *zNum = label + node->name_len + 1;
+  for(uint32_t i=0; i<node->points; i++){
+    size_t len = node->name_len + 1 + ring_format_u32(i, zNum);
+    aPos[i] = hash_bytes(HASH_XXH64, 0, label, len);
+  }
+}
+
+static uint32_t envoy_node_positions(const ring *r, uint32_t n,
+                                     uint64_t *aPos){
+  envoy_node_points(r, n, aPos);
+  return 0;
+}
+
+/* Set each node's points count by Envoy's running sums; byJoin[j] is the
+** index of the node of join rank j. The total into *pTotal. */
+static void envoy_counts(ring *r, const uint32_t *byJoin, double sum,
+                         uint64_t *pTotal){
+  uint32_t n = r->n_nodes;
+  double w_min = 1.0;
+  for(uint32_t j=0; j<n; j++){
+    double w = r->nodes[byJoin[j]].weight * 1.0 / sum;
+    if( w<w_min ) w_min = w;
+  }
+  double scale = ceil(w_min * (double)r->config.min_ring) / w_min;
+  if( (double)r->config.max_ring<scale ) scale = (double)r->config.max_ring;
+  double current = 0.0, target = 0.0;
+  for(uint32_t j=0; j<n; j++){
+    ring_node *node = &r->nodes[byJoin[j]];
+    target += scale * (node->weight * 1.0 / sum);
+    uint32_t count = 0;
+    while( current<target ){
+      count++;
+      current += 1.0;
+    }
+    node->points = count;
+  }
+  *pTotal = (uint64_t)current;
+}
+
+static int envoy_build(ring *r, const ring *prev, char *zErr, size_t nErr){
+  (void)prev;
+  uint32_t n = r->n_nodes;
+  if( n==0 ) return RING_OK;
+  double sum = 0.0;          /* exact: integers below 2^53 */
+  for(uint32_t k=0; k<n; k++) sum += r->nodes[k].weight;
+  if( sum>ENVOY_MAX_WEIGHT_SUM ){
+    snprintf(zErr, nErr, "algorithm envoy_ring: the weights sum to %.0f; "
+             "Envoy's limit is 4294967295", sum);
+    return RING_INVALID;
+  }
+
+  uint32_t *byJoin = ring_alloc(sizeof(uint32_t) * n);
+  if( byJoin==NULL ) return RING_NOMEM;
+  for(uint32_t k=0; k<n; k++) byJoin[r->nodes[k].join] = k;
+  uint64_t total = 0;
+  envoy_counts(r, byJoin, sum, &total);
+  if( total>RING_MAX_POINTS ){
+    ring_dealloc(byJoin);
+    snprintf(zErr, nErr, "too many points: min_ring %u makes %llu, a ring "
+             "holds at most %d", r->config.min_ring,
+             (unsigned long long)total, RING_MAX_POINTS);
+    return RING_INVALID;
+  }
+
+  /* In join order, so that the stable sort leaves ties to the first. */
+  ring_point *aPoint = ring_alloc(sizeof(ring_point) * (total ? total : 1));
+  uint64_t *aPos = ring_alloc(sizeof(uint64_t) * (total ? total : 1));
+  int rc = RING_NOMEM;
+  if( aPoint && aPos ){
+    uint32_t m = 0;
+    for(uint32_t j=0; j<n; j++){
+      uint32_t k = byJoin[j];
+      envoy_node_points(r, k, aPos);
+      for(uint32_t i=0; i<r->nodes[k].points; i++){
+        aPoint[m].pos = aPos[i];
+        aPoint[m].node = k;
+        m++;
+      }
+    }
+    rc = ring_points_set(r, aPoint, m);
+  }
+  ring_dealloc(byJoin);
+  ring_dealloc(aPoint);
+  ring_dealloc(aPos);
+  return rc;
+}
+
+/* The ring has at most max_ring points (plus one, from the rounding of the
+** running sums) whatever the nodes: count one per node for the write-time
+** limits, as for an algorithm without points; the build checks the total. */
+static int64_t envoy_max_points(const ring_config *cfg, double w){
+  (void)cfg; (void)w;
+  return 1;
+}
+
+static const char *envoy_check_weight(const ring_config *cfg, double w){
+  (void)cfg;
+  if( w!=floor(w) ){
+    return "algorithm envoy_ring takes whole-number weights, as Envoy's "
+           "load_balancing_weight (1, 2, 3, ...)";
+  }
+  return NULL;
+}
+
+static int envoy_check_options(ring_config *cfg, unsigned set, char *zErr,
+                               size_t nErr){
+  (void)set;
+  if( cfg->hash!=HASH_XXH64 ){
+    snprintf(zErr, nErr, "hash: algorithm envoy_ring hashes points and keys "
+             "with xxh64, as Envoy's ring hash does, not %s",
+             hash_name(cfg->hash));
+    return 1;
+  }
+  if( cfg->seed!=0 ){
+    snprintf(zErr, nErr, "seed: algorithm envoy_ring hashes with seed 0, as "
+             "Envoy does");
+    return 1;
+  }
+  if( cfg->min_ring>cfg->max_ring ){
+    snprintf(zErr, nErr, "min_ring (%u) is larger than max_ring (%u)",
+             cfg->min_ring, cfg->max_ring);
+    return 1;
+  }
+  return 0;
+}
+
+/* Envoy refuses a host set whose weights sum past 32 bits. */
+static int envoy_check_commit(const ring_config *cfg,
+                              const ring_input *aBefore, uint32_t nBefore,
+                              const ring_input *aAfter, uint32_t nAfter,
+                              char *zErr, size_t nErr){
+  (void)cfg; (void)aBefore; (void)nBefore;
+  double sum = 0.0;
+  for(uint32_t k=0; k<nAfter; k++) sum += aAfter[k].weight;
+  if( sum>ENVOY_MAX_WEIGHT_SUM ){
+    snprintf(zErr, nErr, "algorithm envoy_ring: the weights sum to %.0f; "
+             "Envoy's limit is 4294967295", sum);
+    return RING_INVALID;
+  }
+  return RING_OK;
+}
+
+const ring_algo algo_envoy_ring = {
+  .name = "envoy_ring",
+  .default_hash = HASH_XXH64,
+  .options = OPTION_MIN_RING | OPTION_MAX_RING,
+  .units = RING_UNITS_POINTS,
+  .unit_name = "points",
+  .check_options = envoy_check_options,
+  .check_weight = envoy_check_weight,
+  .max_points = envoy_max_points,
+  .build = envoy_build,
+  .node_positions = envoy_node_positions,
+  .check_commit = envoy_check_commit,
+};
