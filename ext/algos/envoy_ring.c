@@ -38,7 +38,7 @@
 #include "algo.h"
 #include "options.h"
 
-/* Envoy keeps the sum of a locality's weights within 32 bits. */
+/* Envoy keeps the sum of a host set's weights within 32 bits. */
 #define ENVOY_MAX_WEIGHT_SUM 4294967295.0
 
 /* Node n's points i = 0..points-1, XXH64("name_i", 0), into aPos. */
@@ -89,27 +89,16 @@ static void envoy_counts(ring *r, const uint32_t *byJoin, double sum,
 static int envoy_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   (void)prev;
   uint32_t n = r->n_nodes;
+  (void)zErr; (void)nErr;
   if( n==0 ) return RING_OK;
   double sum = 0.0;          /* exact: integers below 2^53 */
   for(uint32_t k=0; k<n; k++) sum += r->nodes[k].weight;
-  if( sum>ENVOY_MAX_WEIGHT_SUM ){
-    snprintf(zErr, nErr, "algorithm envoy_ring: the weights sum to %.0f; "
-             "Envoy's limit is 4294967295", sum);
-    return RING_INVALID;
-  }
 
   uint32_t *byJoin = ring_alloc(sizeof(uint32_t) * n);
   if( byJoin==NULL ) return RING_NOMEM;
   for(uint32_t k=0; k<n; k++) byJoin[r->nodes[k].join] = k;
   uint64_t total = 0;
   envoy_counts(r, byJoin, sum, &total);
-  if( total>RING_MAX_POINTS ){
-    ring_dealloc(byJoin);
-    snprintf(zErr, nErr, "too many points: min_ring %u makes %llu, a ring "
-             "holds at most %d", r->config.min_ring,
-             (unsigned long long)total, RING_MAX_POINTS);
-    return RING_INVALID;
-  }
 
   /* In join order, so that the stable sort leaves ties to the first. */
   ring_point *aPoint = ring_alloc(sizeof(ring_point) * (total ? total : 1));
@@ -135,8 +124,9 @@ static int envoy_build(ring *r, const ring *prev, char *zErr, size_t nErr){
 }
 
 /* The ring has at most max_ring points (plus one, from the rounding of the
-** running sums) whatever the nodes: count one per node for the write-time
-** limits, as for an algorithm without points; the build checks the total. */
+** running sums) whatever the nodes, and max_ring is below RING_MAX_POINTS:
+** count one per node for the write-time limits, as for an algorithm without
+** points. */
 static int64_t envoy_max_points(const ring_config *cfg, double w){
   (void)cfg; (void)w;
   return 1;
@@ -173,7 +163,9 @@ static int envoy_check_options(ring_config *cfg, unsigned set, char *zErr,
   return 0;
 }
 
-/* Envoy refuses a host set whose weights sum past 32 bits. */
+/* Envoy refuses a host set whose weights sum past 32 bits. Checked when a
+** ring table's transaction commits (the ring builds either way: the sum is
+** exact in double precision). */
 static int envoy_check_commit(const ring_config *cfg,
                               const ring_input *aBefore, uint32_t nBefore,
                               const ring_input *aAfter, uint32_t nAfter,

@@ -38,8 +38,10 @@
                                       ** below 2^24) */
 #endif
 #define RING_DEFAULT_TABLE 65537      /* maglev table size, as Envoy */
-#define RING_MAX_ENVOY_RING 8388608   /* envoy_ring: min_ring and max_ring
-                                      ** at most this, as Envoy (8M) */
+/* envoy_ring: min_ring and max_ring at most 8M, as Envoy; a ring has at
+** most max_ring + 1 points, so below RING_MAX_POINTS. */
+#define RING_MAX_ENVOY_RING (RING_MAX_POINTS > 8388608 ? 8388608 \
+                                                       : RING_MAX_POINTS - 1)
 #define RING_DEFAULT_MIN_RING 1024    /* Envoy's minimum_ring_size */
 
 /* An algorithm: its descriptor (algo.h). */
