@@ -1,10 +1,12 @@
 /*
 ** tests/unit/algos_test.c: unit tests of the algorithm files (ext/algos/ketama.c,
-** jump.c, rendezvous.c, maglev.c, haproxy.c) below SQL, where raw positions can be
-** fed in: the published jump vectors on jump_bucket itself, ketama's point
-** values, Envoy's maglev tables slot by slot, and every builder under
-** out-of-memory (no leak, RING_NOMEM). Expected values come from
-** research/compat-spec.md, not from chash.
+** jump.c, rendezvous.c, maglev.c, haproxy.c, dubbo.c, envoy_ring.c) below
+** SQL, where raw positions can be fed in: the published jump vectors on
+** jump_bucket itself, ketama's point values, Envoy's maglev tables slot by
+** slot, a Dubbo ring's points worked by hand, Envoy's ring-hash lookups of
+** its own unit tests, and every builder under out-of-memory (no leak,
+** RING_NOMEM). Expected values come from research/compat-spec.md, Envoy's
+** tests and hand computation, not from chash.
 ** Prints "N passed, N failed" and exits 1 if anything failed.
 */
 #include <stdint.h>
@@ -19,14 +21,9 @@
 /* jump.c's function, which the published vectors check directly. */
 uint32_t jump_bucket(uint64_t k, uint32_t n);
 
-/* A ring of algorithm a over names[0..n) with weights (NULL: all 1). */
-static ring *build(const char *a, hash_id h, uint32_t table,
-                   const char *const *names, const double *weights, uint32_t n){
-  ring_config cfg;
-  ring_config_default(&cfg);
-  cfg.algo = ring_algorithm_from_name(a);
-  cfg.hash = h;
-  if( table ) cfg.table = table;
+/* A ring of config cfg over names[0..n) with weights (NULL: all 1). */
+static ring *build_config(const ring_config *cfg, const char *const *names,
+                          const double *weights, uint32_t n){
   ring_input in[16];
   for(uint32_t i=0; i<n; i++){
     in[i].name = names[i];
@@ -36,8 +33,19 @@ static ring *build(const char *a, hash_id h, uint32_t table,
   }
   ring *r = NULL;
   char zErr[200];
-  if( ring_build(&cfg, in, n, &r, zErr, sizeof(zErr))!=RING_OK ) return NULL;
+  if( ring_build(cfg, in, n, &r, zErr, sizeof(zErr))!=RING_OK ) return NULL;
   return r;
+}
+
+/* A ring of algorithm a over names[0..n) with weights (NULL: all 1). */
+static ring *build(const char *a, hash_id h, uint32_t table,
+                   const char *const *names, const double *weights, uint32_t n){
+  ring_config cfg;
+  ring_config_default(&cfg);
+  cfg.algo = ring_algorithm_from_name(a);
+  cfg.hash = h;
+  if( table ) cfg.table = table;
+  return build_config(&cfg, names, weights, n);
 }
 
 static void test_jump(void){
@@ -218,6 +226,105 @@ static void test_haproxy(void){
   ring_release(r);
 }
 
+static const char *owner(const ring *r, uint64_t pos){
+  return r->nodes[ring_lookup(r, pos)].name;
+}
+
+static void test_dubbo(void){
+  /* MD5("192.168.0.1:208800") = d9ea6eaa e14a196f f990b1e9 fd583962: its
+  ** words read little-endian are four points of 192.168.0.1:20880. */
+  static const char *const prov[] = {"192.168.0.1:20880", "192.168.0.2:20880",
+                                     "192.168.0.3:20880"};
+  ring *r = build("dubbo", HASH_MD5, 0, prov, NULL, 3);
+  CHECK( r!=NULL && r->n_points==480 );
+  if( r ){
+    CHECK( has_point(r, 0xaa6eead9, "192.168.0.1:20880") );
+    CHECK( has_point(r, 0x6f194ae1, "192.168.0.1:20880") );
+    CHECK( has_point(r, 0xe9b190f9, "192.168.0.1:20880") );
+    CHECK( has_point(r, 0x623958fd, "192.168.0.1:20880") );
+    /* "hello": MD5 5d41402a... is at 0x2a40415d = 708854109; the next
+    ** point is 718901642. */
+    CHECK( point_at_or_after(r, 708854109)==718901642 );
+    CHECK( strcmp(owner(r, 708854109), "192.168.0.1:20880")==0 );
+    /* Past the last point, the first one's owner. */
+    CHECK( ring_lookup(r, 0xffffffff)==r->owners[0] );
+  }
+  ring_release(r);
+
+  /* "10.0.0.1:2088" "10" is "10.0.0.1:20881" "0": MD5 words of that text
+  ** are points of both; the one listed (joined) last owns them. */
+  unsigned char d[16];
+  hash_md5("10.0.0.1:208810", 15, d);
+  uint64_t tie = (uint32_t)d[0] | (uint32_t)d[1]<<8 | (uint32_t)d[2]<<16
+               | (uint32_t)d[3]<<24;
+  static const char *const ab[] = {"10.0.0.1:2088", "10.0.0.1:20881"};
+  static const char *const ba[] = {"10.0.0.1:20881", "10.0.0.1:2088"};
+  r = build("dubbo", HASH_MD5, 0, ab, NULL, 2);
+  CHECK( r && strcmp(owner(r, tie), "10.0.0.1:20881")==0 );
+  ring_release(r);
+  r = build("dubbo", HASH_MD5, 0, ba, NULL, 2);
+  CHECK( r && strcmp(owner(r, tie), "10.0.0.1:2088")==0 );
+  ring_release(r);
+}
+
+static void test_envoy_ring(void){
+  static const char *const addr[] = {"127.0.0.1:90", "127.0.0.1:91", "127.0.0.1:92",
+                                     "127.0.0.1:93", "127.0.0.1:94", "127.0.0.1:95"};
+  ring_config cfg;
+  ring_config_default(&cfg);
+  cfg.algo = ring_algorithm_from_name("envoy_ring");
+  cfg.hash = HASH_XXH64;
+  /* Envoy's Basic test: minimum_ring_size 12, its lookups. */
+  cfg.min_ring = 12;
+  ring *r = build_config(&cfg, addr, NULL, 6);
+  CHECK( r!=NULL && r->n_points==12 );
+  if( r ){
+    CHECK( r->positions[0]==833437586790550860ULL );
+    CHECK( r->positions[11]==16117243373044804889ULL );
+    CHECK( strcmp(owner(r, 0), "127.0.0.1:94")==0 );
+    CHECK( strcmp(owner(r, UINT64_MAX), "127.0.0.1:94")==0 );
+    CHECK( strcmp(owner(r, 3551244743356806947ULL), "127.0.0.1:95")==0 );
+    CHECK( strcmp(owner(r, 3551244743356806948ULL), "127.0.0.1:93")==0 );
+  }
+  ring_release(r);
+
+  /* HostWeightedTinyRing: weights 1, 2, 3 on a ring of exactly 6. */
+  static const double w123[] = {1, 2, 3};
+  static const uint64_t pos[6] = {928266305478181108ULL, 4443673547860492590ULL,
+    5583722120771150861ULL, 6311230543546372928ULL, 13444792449719432967ULL,
+    16117243373044804889ULL};
+  static const int host[6] = {2, 2, 1, 1, 2, 0};
+  cfg.min_ring = cfg.max_ring = 6;
+  r = build_config(&cfg, addr, w123, 3);
+  CHECK( r!=NULL && r->n_points==6 );
+  for(int i=0; r && i<6; i++) CHECK( strcmp(owner(r, pos[i]), addr[host[i]])==0 );
+  ring_release(r);
+
+  /* HostWeightedLargeRing: minimum 6144; probes i * ((2^64-1)/6000). */
+  cfg.min_ring = 6144;
+  cfg.max_ring = 8388608;
+  r = build_config(&cfg, addr, w123, 3);
+  CHECK( r!=NULL && r->n_points==6144 );
+  int hits[3] = {0, 0, 0};
+  for(uint64_t i=0; r && i<6000; i++){
+    const char *z = owner(r, i * (UINT64_MAX / 6000));
+    for(int h=0; h<3; h++) if( strcmp(z, addr[h])==0 ) hits[h]++;
+  }
+  CHECK( hits[0]==987 && hits[1]==1932 && hits[2]==3081 );
+  ring_release(r);
+
+  /* LargeFractionalScale: a ring of exactly 1023, 512 + 511 points. */
+  cfg.min_ring = cfg.max_ring = 1023;
+  r = build_config(&cfg, addr, NULL, 2);
+  CHECK( r && r->nodes[0].points==512 && r->nodes[1].points==511 );
+  int h90 = 0;
+  for(uint64_t i=0; r && i<1023; i++){
+    if( strcmp(owner(r, i * (UINT64_MAX / 1023)), addr[0])==0 ) h90++;
+  }
+  CHECK( h90==526 );
+  ring_release(r);
+}
+
 /* Every builder: failing each allocation in turn gives no ring and no
 ** leak; the first run that succeeds places keys as an unhindered build. */
 static void test_oom(void){
@@ -321,6 +428,8 @@ int main(void){
   test_hashring();
   test_maglev();
   test_haproxy();
+  test_dubbo();
+  test_envoy_ring();
   test_oom();
   return unit_summary();
 }
