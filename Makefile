@@ -10,6 +10,7 @@
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60)
 #   make fuzz-replay  every fuzz corpus entry once under ASan+UBSan
 #   make test-compat  ketama, nginx and hashring against the real programs
+#                   (and dubbo against a Java TreeMap ring)
 #   make bench      the benchmark (tests/bench/bench.c; docs/performance.md)
 #   make experiments  run sql/vnode_sweep.sql, modn_vs_ring.sql and
 #                   properties.sql; tables and gnuplot SVG/PNG plots in out/
