@@ -247,6 +247,8 @@ static const char *const azRouterAlgo[] = {
   "nginx",
   "hashring",
   "haproxy",
+  "dubbo",
+  "envoy_ring",
 };
 #define N_ROUTER_ALGO (int)(sizeof(azRouterAlgo)/sizeof(azRouterAlgo[0]))
 
