@@ -41,22 +41,28 @@
 /* Envoy keeps the sum of a host set's weights within 32 bits. */
 #define ENVOY_MAX_WEIGHT_SUM 4294967295.0
 
-/* Node n's points i = 0..points-1, XXH64("name_i", 0), into aPos. */
-static void envoy_node_points(const ring *r, uint32_t n, uint64_t *aPos){
-  const ring_node *node = &r->nodes[n];
-  char label[RING_MAX_NAME + 16];
+/* A node's labels: "name_" in label (RING_MAX_NAME + 16 bytes), then
+** envoy_point appends i and hashes. */
+static void envoy_label_start(const ring_node *node, char *label){
   memcpy(label, node->name, node->name_len);
   label[node->name_len] = '_';
-  char *zNum = label + node->name_len + 1;
-  for(uint32_t i=0; i<node->points; i++){
-    size_t len = node->name_len + 1 + ring_format_u32(i, zNum);
-    aPos[i] = hash_bytes(HASH_XXH64, 0, label, len);
-  }
+}
+
+/* Point i of the node whose label envoy_label_start began: XXH64("name_i",
+** seed 0). */
+static uint64_t envoy_point(char *label, uint32_t name_len, uint32_t i){
+  size_t len = name_len + 1 + ring_format_u32(i, label + name_len + 1);
+  return hash_bytes(HASH_XXH64, 0, label, len);
 }
 
 static uint32_t envoy_node_positions(const ring *r, uint32_t n,
                                      uint64_t *aPos){
-  envoy_node_points(r, n, aPos);
+  const ring_node *node = &r->nodes[n];
+  char label[RING_MAX_NAME + 16];
+  envoy_label_start(node, label);
+  for(uint32_t i=0; i<node->points; i++){
+    aPos[i] = envoy_point(label, node->name_len, i);
+  }
   return 0;
 }
 
@@ -102,15 +108,15 @@ static int envoy_build(ring *r, const ring *prev, char *zErr, size_t nErr){
 
   /* In join order, so that the stable sort leaves ties to the first. */
   ring_point *aPoint = ring_alloc(sizeof(ring_point) * (total ? total : 1));
-  uint64_t *aPos = ring_alloc(sizeof(uint64_t) * (total ? total : 1));
   int rc = RING_NOMEM;
-  if( aPoint && aPos ){
+  if( aPoint ){
     uint32_t m = 0;
     for(uint32_t j=0; j<n; j++){
       uint32_t k = byJoin[j];
-      envoy_node_points(r, k, aPos);
+      char label[RING_MAX_NAME + 16];
+      envoy_label_start(&r->nodes[k], label);
       for(uint32_t i=0; i<r->nodes[k].points; i++){
-        aPoint[m].pos = aPos[i];
+        aPoint[m].pos = envoy_point(label, r->nodes[k].name_len, i);
         aPoint[m].node = k;
         m++;
       }
@@ -119,7 +125,6 @@ static int envoy_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   }
   ring_dealloc(byJoin);
   ring_dealloc(aPoint);
-  ring_dealloc(aPos);
   return rc;
 }
 
