@@ -281,6 +281,12 @@ SELECT count(*) FROM n WHERE ch_locate('key' || i, 'ab') != ch_locate('key' || i
 ----
 %d
 
+# An inline JSON spec: its array's order is the join order.
+query T
+%s
+----
+%s
+
 # Leaving and joining again makes a provider the last to join.
 statement ok
 DELETE FROM ab WHERE node = '%s'
@@ -292,7 +298,10 @@ query T
 %s
 ----
 %s
-""" % (differ, NKEYS, NKEYS, differ, a, a, KEYS_CTE % (NKEYS, "'key' || i", 'ab'),
+""" % (differ, NKEYS, NKEYS, differ,
+       KEYS_CTE % (NKEYS, "'key' || i",
+                   '{"algorithm":"dubbo","nodes":["%s","%s","%s"]}' % (b, a, c)),
+       md5_form(answers['ba']), a, a, KEYS_CTE % (NKEYS, "'key' || i", 'ab'),
        md5_form([DubboRing([b, c, a]).locate(k) for k in keys])))
     return ''.join(out)
 

@@ -388,6 +388,15 @@ query T
 """ % (create(name, hosts), name,
        '\n'.join('%s\t%d' % (x, c) for x, c in sorted(ring.counts().items())),
        KEYS_CTE % (NKEYS, name), md5_form([ring.locate(k) for k in keys(NKEYS)])))
+    spec = ('{"algorithm":"envoy_ring","nodes":{%s}}'
+            % ','.join('"%s":%d' % h for h in rev))
+    out.append("""# An inline JSON spec: its object's order is the join order.
+query T
+%s
+----
+%s
+
+""" % (KEYS_CTE % (NKEYS, spec), md5_form([b.locate(k) for k in keys(NKEYS)])))
     return ''.join(out)
 
 
