@@ -219,6 +219,8 @@ def envoy_tests():
 %s
 """ % (signed(15516499411664133160),
        '\n'.join('#   %s  %d' % (a, t) for t, a, _ in basic.points))]
+    alice = xxhash.xxh64_intdigest(b'alice')
+    assert alice == 8332761332120969289 and basic.owner(alice) == m[95]
     out.append(create('e6', [(m[p], 1) for p in range(90, 96)], min_ring=12))
     out.append(points_query('e6', basic))
     out.append("""
@@ -240,7 +242,18 @@ query TI
 SELECT node, points FROM e6 ORDER BY node
 ----
 %s
-""" % '\n'.join('%s\t2' % m[p] for p in range(90, 96)))
+
+# A key worked by hand: "alice" is at XXH64("alice", 0) =
+# %d; the first point at or after it is
+# %d, of %s.
+query IT
+SELECT ch_hash('alice', 'xxh64'), ch_locate('alice', 'e6')
+----
+%d
+%s
+""" % ('\n'.join('%s\t2' % m[p] for p in range(90, 96)), alice,
+       basic.tokens[bisect.bisect_left(basic.tokens, alice)], basic.owner(alice),
+       alice, basic.owner(alice)))
     names = EnvoyRing([('%d' % p, 1) for p in range(90, 96)], 12)
     out.append("""
 # use_hostname_for_hashing: the hostnames 90 .. 95 are the nodes.
