@@ -66,10 +66,10 @@ static uint32_t envoy_node_positions(const ring *r, uint32_t n,
   return 0;
 }
 
-/* Set each node's points count by Envoy's running sums; byJoin[j] is the
-** index of the node of join rank j. The total into *pTotal. */
-static void envoy_counts(ring *r, const uint32_t *byJoin, double sum,
-                         uint64_t *pTotal){
+/* Set each node's points count by Envoy's running sums (sum: the sum of
+** the weights; byJoin[j]: the index of the node of join rank j). Returns
+** the number of points. */
+static uint64_t envoy_counts(ring *r, const uint32_t *byJoin, double sum){
   uint32_t n = r->n_nodes;
   double w_min = 1.0;
   for(uint32_t j=0; j<n; j++){
@@ -89,13 +89,12 @@ static void envoy_counts(ring *r, const uint32_t *byJoin, double sum,
     }
     node->points = count;
   }
-  *pTotal = (uint64_t)current;
+  return (uint64_t)current;
 }
 
 static int envoy_build(ring *r, const ring *prev, char *zErr, size_t nErr){
-  (void)prev;
+  (void)prev; (void)zErr; (void)nErr;
   uint32_t n = r->n_nodes;
-  (void)zErr; (void)nErr;
   if( n==0 ) return RING_OK;
   double sum = 0.0;          /* exact: integers below 2^53 */
   for(uint32_t k=0; k<n; k++) sum += r->nodes[k].weight;
@@ -103,8 +102,7 @@ static int envoy_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   uint32_t *byJoin = ring_alloc(sizeof(uint32_t) * n);
   if( byJoin==NULL ) return RING_NOMEM;
   for(uint32_t k=0; k<n; k++) byJoin[r->nodes[k].join] = k;
-  uint64_t total = 0;
-  envoy_counts(r, byJoin, sum, &total);
+  uint64_t total = envoy_counts(r, byJoin, sum);
 
   /* In join order, so that the stable sort leaves ties to the first. */
   ring_point *aPoint = ring_alloc(sizeof(ring_point) * (total ? total : 1));
