@@ -12,18 +12,20 @@
 ** little-endian (the md5 hash); it belongs to the first point at or after
 ** it, wrapping to the first point.
 **
-** Dubbo puts the points into a Java TreeMap with put(), so a point equal to
-** one of an earlier provider in its list replaces it: the provider listed
-** last wins. Without a separator two addresses can make the same text
-** ("10.0.0.1:2088" + "10" is "10.0.0.1:20881" + "0"), and then 40 points
-** tie. Here the nodes' join order is Dubbo's list order, and the points
-** are made last-joined first, so the stable sort puts the winner of a tie
-** first; the loser's copy stays on the ring with an empty arc (it owns no
-** key, and counts in its node's points as in every chash ring).
+** Dubbo puts the points into a Java TreeMap with put(), which holds one
+** entry per position: a point equal to one of an earlier provider in its
+** list replaces it, so the provider listed last wins. Without a separator
+** two addresses can make the same text ("10.0.0.1:2088" + "10" is
+** "10.0.0.1:20881" + "0"), and then 40 points tie. Here the nodes' join
+** order is Dubbo's list order; the ring holds what the TreeMap holds, one
+** point per position, the winner's, and a node's `points` counts the
+** points it kept (ch_points numbers them from 0 in the order they are
+** made, skipping any it lost).
 **
 ** Weights must be 1: Dubbo's consistent hash ignores them.
 */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "algo.h"
@@ -43,45 +45,98 @@ static void dubbo_digest(const ring_node *node, uint32_t i, uint64_t aPos[4]){
   }
 }
 
+/* A point as Dubbo makes it: its node, and its rank in the order the
+** TreeMap would keep it (the last to join first, then 4i+h). */
+typedef struct dubbo_point {
+  uint64_t pos;
+  uint32_t node;
+  uint32_t made;           /* rank: ties go to the lowest */
+  uint32_t replica;        /* 4i+h: word h of digest i */
+} dubbo_point;
+
+static int dubbo_point_compare(const void *pa, const void *pb){
+  const dubbo_point *a = pa, *b = pb;
+  if( a->pos!=b->pos ) return a->pos<b->pos ? -1 : 1;
+  return (a->made>b->made) - (a->made<b->made);
+}
+
+/*
+** r->state: for each point of the ring, the replica (4i+h) it was made as,
+** so that dubbo_node_positions can tell the points a node kept from those
+** it made but lost.
+*/
 static int dubbo_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   (void)prev; (void)zErr; (void)nErr;
   uint32_t n = r->n_nodes;
   uint32_t per_node = (uint32_t)r->config.vnodes;
   if( n==0 ) return RING_OK;
+  size_t total = (size_t)n * per_node;
 
   /* byJoin[j]: the index in r->nodes of the node of join rank j. */
   uint32_t *byJoin = ring_alloc(sizeof(uint32_t) * n);
-  ring_point *aPoint = ring_alloc(sizeof(ring_point) * (size_t)n * per_node);
+  dubbo_point *aMade = ring_alloc(sizeof(dubbo_point) * total);
+  ring_point *aPoint = ring_alloc(sizeof(ring_point) * total);
+  uint32_t *aReplica = ring_alloc(sizeof(uint32_t) * total);
   int rc = RING_NOMEM;
-  if( byJoin && aPoint ){
-    for(uint32_t k=0; k<n; k++){
-      byJoin[r->nodes[k].join] = k;
-      r->nodes[k].points = per_node;
-    }
+  if( byJoin && aMade && aPoint && aReplica ){
+    for(uint32_t k=0; k<n; k++) byJoin[r->nodes[k].join] = k;
     uint32_t m = 0;
     for(uint32_t j=n; j-->0; ){          /* the last to join first */
       uint32_t k = byJoin[j];
       for(uint32_t i=0; i<per_node/4; i++){
         uint64_t aPos[4];
         dubbo_digest(&r->nodes[k], i, aPos);
-        for(uint32_t h=0; h<4; h++){
-          aPoint[m].pos = aPos[h];
-          aPoint[m].node = k;
-          m++;
+        for(uint32_t h=0; h<4; h++, m++){
+          aMade[m].pos = aPos[h];
+          aMade[m].node = k;
+          aMade[m].made = m;
+          aMade[m].replica = 4*i + h;
         }
       }
     }
-    rc = ring_points_set(r, aPoint, m);
+    /* Sort; of equal points keep the first (the TreeMap's last put). */
+    qsort(aMade, total, sizeof(dubbo_point), dubbo_point_compare);
+    uint32_t kept = 0;
+    for(size_t q=0; q<total; q++){
+      if( kept>0 && aPoint[kept-1].pos==aMade[q].pos ) continue;
+      aPoint[kept].pos = aMade[q].pos;
+      aPoint[kept].node = aMade[q].node;
+      aReplica[kept] = aMade[q].replica;
+      r->nodes[aMade[q].node].points++;
+      kept++;
+    }
+    rc = ring_points_set(r, aPoint, kept);
+    if( rc==RING_OK ){
+      r->state = aReplica;               /* the ring frees it */
+      aReplica = NULL;
+    }
   }
   ring_dealloc(byJoin);
+  ring_dealloc(aMade);
   ring_dealloc(aPoint);
+  ring_dealloc(aReplica);
   return rc;
 }
 
+/* Node n's points in the order Dubbo makes them, without those it lost:
+** each made point whose position the ring holds as this node's and this
+** replica. */
 static uint32_t dubbo_node_positions(const ring *r, uint32_t n,
                                      uint64_t *aPos){
   const ring_node *node = &r->nodes[n];
-  for(uint32_t i=0; i<node->points/4; i++) dubbo_digest(node, i, aPos + 4*i);
+  const uint32_t *aReplica = r->state;
+  uint32_t kept = 0;
+  for(uint32_t i=0; i<(uint32_t)r->config.vnodes/4; i++){
+    uint64_t aDigest[4];
+    dubbo_digest(node, i, aDigest);
+    for(uint32_t h=0; h<4; h++){
+      uint32_t k = ring_point_at(r, aDigest[h]);
+      if( r->positions[k]==aDigest[h] && r->owners[k]==n
+       && aReplica[k]==4*i + h ){
+        aPos[kept++] = aDigest[h];
+      }
+    }
+  }
   return 0;
 }
 
