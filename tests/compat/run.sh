@@ -3,7 +3,8 @@
 # (nutcracker + memcached on loopback) and libmemcached, from Debian's
 # packages nutcracker, memcached and libmemcached-dev; nginx against
 # Debian's nginx; hashring against the npm packages hashring and memcached
-# under Debian's nodejs. Needs ./chash.so.
+# under Debian's nodejs; dubbo against a Java TreeMap ring (Debian's
+# openjdk-17-jdk-headless). Needs ./chash.so.
 # Every step is bounded in time; compat.py stops what it starts by PID.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
