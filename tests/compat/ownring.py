@@ -9,7 +9,7 @@ groupcache: GROUPCACHE_OWNERS is tests/compat/groupcache_owners.go built
 against Debian's golang-github-golang-groupcache-dev; every configuration
 is placed by the real package, by chash's algorithm groupcache, by chash's
 algorithm ring with groupcache's label, first, hash and tie rule, and by
-the Python model of tests/gen/ownring_model.py. java: JAVA_CLASSES holds
+the Python model of tests/gen/ownring_gen.py. java: JAVA_CLASSES holds
 tests/compat/TreeMapRing.java compiled by Debian's OpenJDK; the same, with
 algorithm ring, hash md5be, label '%s:%d' or '%s-%d', first 0, ties last.
 
@@ -26,7 +26,7 @@ import os, random, sqlite3, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "gen"))
-from ownring_model import OwnRing, hash_bytes  # noqa: E402
+from ownring_gen import OwnRing, hash_bytes  # noqa: E402
 
 KEYS = 2500          # generated keys per configuration
 TIE_KEYS = 40        # extra keys on the arc of a tied point

@@ -231,6 +231,25 @@ def gen_worked(tf):
     tf.query("T", "SELECT ch_locate('%s', %s)" % (key, spec), [(ring.locate(key.encode()),)])
 
 
+def gen_java_router(tf):
+    nodes = ["IDC1-127.0.0.1:8080", "IDC1-127.0.0.1:8081", "IDC1-127.0.0.1:8082",
+             "IDC1-127.0.0.1:8084"]
+    keys = ["192.168.0.%d" % i for i in range(1, 6)]
+    tf.comment("The Java TreeMap router of docs/algorithms.md: label '%s-%d', first 0,\n"
+               "md5be, ties last, 10 points a node; then a fifth node joins.")
+    tf.statement("CREATE VIRTUAL TABLE router USING chash(hash=md5be, label='%s-%d', "
+                 "first=0, ties=last, vnodes=10)")
+    tf.statement("INSERT INTO router(node) VALUES %s"
+                 % ", ".join("(%s)" % sql_str(n) for n in nodes))
+    for extra in ([], ["IDC2-127.0.0.1:8080"]):
+        if extra:
+            tf.statement("INSERT INTO router(node) VALUES (%s)" % sql_str(extra[0]))
+        ring = java_router(nodes + extra, 10, "-")
+        tf.query("TT", "SELECT column1, ch_locate(column1, 'router') FROM (VALUES %s)"
+                 % ", ".join("(%s)" % sql_str(k) for k in keys),
+                 [(k, ring.locate(k.encode())) for k in keys])
+
+
 def gen_groupcache(tf):
     peers = ["http://10.0.0.1:8080", "http://10.0.0.2:8080", "http://10.0.0.3:8080"]
     ring = groupcache(peers)
@@ -375,6 +394,7 @@ def generate():
     tf = TestFile()
     gen_hashes(tf)
     gen_worked(tf)
+    gen_java_router(tf)
     gen_groupcache(tf)
     gen_ties(tf)
     gen_options(tf)
