@@ -3,7 +3,10 @@
 # (nutcracker + memcached on loopback) and libmemcached, from Debian's
 # packages nutcracker, memcached and libmemcached-dev; nginx against
 # Debian's nginx; hashring against the npm packages hashring and memcached
-# under Debian's nodejs. Needs ./chash.so.
+# under Debian's nodejs; algorithm groupcache and the ring options
+# label/first/ties against Go's groupcache package (golang-go,
+# golang-github-golang-groupcache-dev; GOPATH mode, no network) and a Java
+# TreeMap ring (openjdk-17-jdk-headless). Needs ./chash.so.
 # Every step is bounded in time; compat.py stops what it starts by PID.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,3 +30,11 @@ timeout 300 /usr/bin/python3 tests/compat/hashring.py ./chash.so $NPM_DIR/node_m
 
 # HAProxy (Debian's haproxy): algorithm haproxy and the hashes sdbm, djb2, wt6
 timeout 300 /usr/bin/python3 tests/compat/haproxy_compat.py ./chash.so
+
+# groupcache and the Java TreeMap ring
+GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$PWD/build/compat/gocache" \
+  GOFLAGS= GOPROXY=off timeout 300 go build -o build/compat/groupcache_owners \
+  tests/compat/groupcache_owners.go
+timeout 300 javac -d build/compat/java tests/compat/TreeMapRing.java
+timeout 300 /usr/bin/python3 tests/compat/ownring.py groupcache ./chash.so build/compat/groupcache_owners
+timeout 300 /usr/bin/python3 tests/compat/ownring.py java ./chash.so build/compat/java
