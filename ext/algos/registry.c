@@ -14,7 +14,8 @@
   X(modn)             \
   X(nginx)            \
   X(hashring)         \
-  X(haproxy)
+  X(haproxy)          \
+  X(groupcache)
 
 #define ALGO_DECLARE(name) extern const ring_algo algo_##name;
 #define ALGO_ENTRY(name) &algo_##name,

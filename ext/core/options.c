@@ -134,6 +134,54 @@ static void text_avalanche(const ring_config *cfg, char *zOut, size_t nOut){
   snprintf(zOut, nOut, "%d", cfg->avalanche);
 }
 
+static int set_label(ring_config *cfg, const char *zValue, char *zErr,
+                     size_t nErr){
+  if( ring_label_check(zValue, zErr, nErr) ) return 1;
+  snprintf(cfg->label, sizeof(cfg->label), "%s", zValue);
+  return 0;
+}
+
+static void text_label(const ring_config *cfg, char *zOut, size_t nOut){
+  snprintf(zOut, nOut, "%s", cfg->label);
+}
+
+static int set_first(ring_config *cfg, const char *zValue, char *zErr,
+                     size_t nErr){
+  if( strcmp(zValue, "0")!=0 && strcmp(zValue, "1")!=0 ){
+    snprintf(zErr, nErr, "first: '%s' is not 0 or 1 (the index of a node's "
+             "first point)", zValue);
+    return 1;
+  }
+  cfg->first = zValue[0]-'0';
+  return 0;
+}
+
+static void text_first(const ring_config *cfg, char *zOut, size_t nOut){
+  snprintf(zOut, nOut, "%d", cfg->first);
+}
+
+static const char *const ties_names[] = {
+  [RING_TIES_NAME] = "name", [RING_TIES_FIRST] = "first",
+  [RING_TIES_LAST] = "last",
+};
+
+static int set_ties(ring_config *cfg, const char *zValue, char *zErr,
+                    size_t nErr){
+  for(int i=0; i<(int)(sizeof(ties_names)/sizeof(ties_names[0])); i++){
+    if( strcasecmp(zValue, ties_names[i])==0 ){
+      cfg->ties = (ring_ties)i;
+      return 0;
+    }
+  }
+  snprintf(zErr, nErr, "ties: unknown value '%s'; accepted: name, first, "
+           "last", zValue);
+  return 1;
+}
+
+static void text_ties(const ring_config *cfg, char *zOut, size_t nOut){
+  snprintf(zOut, nOut, "%s", ties_names[cfg->ties]);
+}
+
 /* ------------------------------------------------------ the table */
 
 typedef struct option_def {
@@ -160,6 +208,12 @@ static const option_def option_defs[] = {
     1 },
   { "avalanche", OPTION_AVALANCHE, "HAProxy's mixing of key hashes",
     set_avalanche, text_avalanche, 1 },
+  { "label", OPTION_LABEL, "the text hashed for a point", set_label,
+    text_label, 0 },
+  { "first", OPTION_FIRST, "the index of a node's first point", set_first,
+    text_first, 1 },
+  { "ties", OPTION_TIES, "the rule for two points at one position",
+    set_ties, text_ties, 0 },
 };
 
 #define N_OPTION ((int)(sizeof(option_defs)/sizeof(option_defs[0])))

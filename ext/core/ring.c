@@ -35,6 +35,9 @@ void ring_config_default(ring_config *cfg){
   cfg->seed = 0;
   cfg->table = RING_DEFAULT_TABLE;
   cfg->avalanche = 1;
+  memcpy(cfg->label, "%s#%d", sizeof("%s#%d"));
+  cfg->first = 1;
+  cfg->ties = RING_TIES_NAME;
 }
 
 const ring_algo *ring_algorithm_from_name(const char *zName){

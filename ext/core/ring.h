@@ -38,6 +38,14 @@
                                       ** below 2^24) */
 #endif
 #define RING_DEFAULT_TABLE 65537      /* maglev table size, as Envoy */
+#define RING_MAX_LABEL    100         /* bytes in a label template */
+
+/* Which of two points at one position wins (the ties option). */
+typedef enum ring_ties {
+  RING_TIES_NAME = 0,      /* the node whose name sorts first (bytewise) */
+  RING_TIES_FIRST,         /* the node that joined first */
+  RING_TIES_LAST           /* the node that joined last (a map overwrite) */
+} ring_ties;
 
 /* An algorithm: its descriptor (algo.h). */
 typedef struct ring_algo ring_algo;
@@ -49,6 +57,11 @@ typedef struct ring_config {
   uint64_t seed;           /* seed of every hash of this ring */
   uint32_t table;          /* maglev: lookup table size, a prime */
   int avalanche;           /* haproxy: 1 if key hashes go through full_hash */
+  char label[RING_MAX_LABEL + 1];  /* ring: the text hashed for a point, a
+                           ** template: %s the node name, %d the point
+                           ** index, %% a literal % (ring_label_check) */
+  int first;               /* ring: the index of a node's first point, 0/1 */
+  ring_ties ties;          /* ring: which of two equal points wins */
 } ring_config;
 
 /* One node of a built ring. */
@@ -94,7 +107,8 @@ typedef struct ring_input {
 /* Install the allocator (default: malloc, realloc, free). */
 void ring_set_allocator(void *(*xMalloc)(size_t), void (*xFree)(void *));
 
-/* Defaults: ring, xxh3, vnodes 160, seed 0, table 65537, avalanche 1. */
+/* Defaults: ring, xxh3, vnodes 160, seed 0, table 65537, avalanche 1,
+** label "%s#%d", first 1, ties name. */
 void ring_config_default(ring_config *cfg);
 
 /* The algorithm named zName (case-insensitive), or NULL. */
