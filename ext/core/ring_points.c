@@ -298,9 +298,9 @@ int ring_points_build(ring *r, const ring *prev,
   if( rc!=RING_OK ) goto done;
 
   /* Merge prev's kept points with the new ones. Ties: a kept point and a
-  ** new one are never of the same node, so the tie order decides; kept
-  ** points keep their relative order, which node renumbering preserves
-  ** for name order (join orders are put right by retie_runs). */
+  ** new one are never of the same node, so the node order decides; kept
+  ** points keep their relative order, which node renumbering preserves.
+  ** Under a join-order rule retie_runs puts the runs right afterwards. */
   uint32_t out = 0, a = 0;
   uint32_t nPrev = prev ? prev->n_points : 0;
   for(uint32_t p=0; p<nPrev; p++){
@@ -308,8 +308,7 @@ int ring_points_build(ring *r, const ring *prev,
     if( owner==UINT32_MAX ) continue;
     uint64_t pos = prev->positions[p];
     while( a<nNew && (aNew[a].pos<pos
-                      || (aNew[a].pos==pos && tie_rank(r, ties, aNew[a].node)
-                                              <tie_rank(r, ties, owner))) ){
+                      || (aNew[a].pos==pos && aNew[a].node<owner)) ){
       r->positions[out] = aNew[a].pos;
       r->owners[out++] = aNew[a++].node;
     }

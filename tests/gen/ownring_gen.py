@@ -109,6 +109,13 @@ def java_router(nodes, vnodes, separator=":"):
 # Everything below writes the expected values of the model into
 # tests/gen/ownring.test.
 
+def point_rows(ring):
+    """ch_points rows: tokens as ch_hash gives them (64-bit ones signed)."""
+    if ring.bits < 64:
+        return ring.points
+    return [(p - (1 << 64) if p >= 1 << 63 else p, n, i) for p, n, i in ring.points]
+
+
 def owner_of(ring, literal):
     data = key_bytes(literal)
     return None if data is None else ring.locate(data)
@@ -374,7 +381,8 @@ def gen_options(tf):
         ring = model_of(nodes, **opts)
         spec = json_spec(nodes, **opts)
         locate_keys(tf, ring, spec, 200)
-        tf.query("ITI", "SELECT token, node, replica FROM ch_points(%s)" % spec, ring.points)
+        tf.query("ITI", "SELECT token, node, replica FROM ch_points(%s)" % spec,
+                 point_rows(ring))
     ring = model_of(nodes, **cases[0])
     tf.statement("CREATE VIRTUAL TABLE own USING chash(label='%s:%d', first=0, hash=md5be, "
                  "ties=last, vnodes=40)")
