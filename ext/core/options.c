@@ -160,15 +160,15 @@ static void text_first(const ring_config *cfg, char *zOut, size_t nOut){
   snprintf(zOut, nOut, "%d", cfg->first);
 }
 
-static const char *const ties_names[] = {
+static const char *const option_ties_names[] = {
   [RING_TIES_NAME] = "name", [RING_TIES_FIRST] = "first",
   [RING_TIES_LAST] = "last",
 };
 
 static int set_ties(ring_config *cfg, const char *zValue, char *zErr,
                     size_t nErr){
-  for(int i=0; i<(int)(sizeof(ties_names)/sizeof(ties_names[0])); i++){
-    if( strcasecmp(zValue, ties_names[i])==0 ){
+  for(int i=0; i<(int)(sizeof(option_ties_names)/sizeof(option_ties_names[0])); i++){
+    if( strcasecmp(zValue, option_ties_names[i])==0 ){
       cfg->ties = (ring_ties)i;
       return 0;
     }
@@ -179,7 +179,7 @@ static int set_ties(ring_config *cfg, const char *zValue, char *zErr,
 }
 
 static void text_ties(const ring_config *cfg, char *zOut, size_t nOut){
-  snprintf(zOut, nOut, "%s", ties_names[cfg->ties]);
+  snprintf(zOut, nOut, "%s", option_ties_names[cfg->ties]);
 }
 
 /* ------------------------------------------------------ the table */

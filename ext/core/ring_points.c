@@ -70,16 +70,16 @@ static int sort_points(ring_point *a, uint32_t n){
 
 /* ------------------------------------------------------------ labels */
 
-/* A label template taken apart: the text before the index (head: literal
-** text, with the name in it when %s comes first) and after it (tail). */
-typedef struct label_parts {
-  char lit[3][RING_MAX_LABEL];   /* literal text around the conversions */
+/* A label template taken apart: the literal text before, between and
+** after its two conversions (%% already made %), and their order. */
+typedef struct points_label_parts {
+  char lit[3][RING_MAX_LABEL];
   size_t nLit[3];
   int name_first;                /* %s comes before %d */
-} label_parts;
+} points_label_parts;
 
 /* The bytes of the character at z (a UTF-8 lead byte, or one byte). */
-static int label_char_len(const char *z){
+static int points_label_char_len(const char *z){
   unsigned char c = (unsigned char)z[0];
   int n = c>=0xF0 ? 4 : c>=0xE0 ? 3 : c>=0xC0 ? 2 : 1;
   for(int i=1; i<n; i++){
@@ -89,15 +89,15 @@ static int label_char_len(const char *z){
 }
 
 /* Parse template z into *p. 0, or 1 with a message in zErr. */
-static int label_parse(const char *z, label_parts *p, char *zErr,
-                       size_t nErr){
+static int points_label_parse(const char *z, points_label_parts *p,
+                              char *zErr, size_t nErr){
   static const char zRule[] = "a label needs one %s (the node name) and one "
                               "%d (the point index), and %% for a literal %";
   size_t n = strlen(z);
   int nName = 0, nIndex = 0, k = 0;
   if( n>RING_MAX_LABEL ){
-    snprintf(zErr, nErr, "label: '%.40s...' is longer than %d bytes", z,
-             RING_MAX_LABEL);
+    snprintf(zErr, nErr, "label: %zu bytes is longer than a label may be "
+             "(%d bytes)", n, RING_MAX_LABEL);
     return 1;
   }
   memset(p, 0, sizeof(*p));
@@ -125,7 +125,7 @@ static int label_parse(const char *z, label_parts *p, char *zErr,
     }else{
       snprintf(zErr, nErr, "label: '%s' has %%%.*s; after a %% only s (the "
                "node name), d (the point index) and %% (a literal %%) may "
-               "follow", z, label_char_len(&z[i]), &z[i]);
+               "follow", z, points_label_char_len(&z[i]), &z[i]);
       return 1;
     }
   }
@@ -138,17 +138,18 @@ static int label_parse(const char *z, label_parts *p, char *zErr,
 }
 
 int ring_label_check(const char *zLabel, char *zErr, size_t nErr){
-  label_parts p;
-  return label_parse(zLabel, &p, zErr, nErr);
+  points_label_parts p;
+  return points_label_parse(zLabel, &p, zErr, nErr);
 }
 
 void ring_label_hash(const ring *r, uint32_t n, const char *zLabel,
                      uint32_t first, uint64_t *aPos, size_t stride){
   const ring_node *node = &r->nodes[n];
-  label_parts p;
+  points_label_parts p;
   char zErr[8];
-  if( label_parse(zLabel, &p, zErr, sizeof(zErr)) ) return;  /* checked */
-  /* text[] = head, then per point the index and the tail */
+  if( points_label_parse(zLabel, &p, zErr, sizeof(zErr)) ) return; /* checked */
+  /* A label is head, index, tail: the name is in the head when %s comes
+  ** first, else in the tail. */
   char text[2*RING_MAX_LABEL + RING_MAX_NAME + 16];
   char tail[RING_MAX_LABEL + RING_MAX_NAME];
   size_t nHead = 0, nTail = 0;
@@ -211,7 +212,7 @@ static void hash_node_points(const ring *r, uint32_t n, ring_point *a,
 }
 
 /* Node n's place in the order of tie rule ties: the lower wins a tie. */
-static uint32_t tie_rank(const ring *r, ring_ties ties, uint32_t n){
+static uint32_t points_tie_rank(const ring *r, ring_ties ties, uint32_t n){
   switch( ties ){
     case RING_TIES_FIRST: return r->nodes[n].join;
     case RING_TIES_LAST:  return r->n_nodes - 1 - r->nodes[n].join;
@@ -226,13 +227,13 @@ static uint32_t tie_rank(const ring *r, ring_ties ties, uint32_t n){
 ** joined again keeps its name and points but changes its place in the
 ** join order. Runs are rare and short.
 */
-static void retie_runs(ring *r, ring_ties ties){
+static void points_retie_runs(ring *r, ring_ties ties){
   for(uint32_t i=1; i<r->n_points; i++){
     if( r->positions[i]!=r->positions[i-1] ) continue;
-    uint32_t owner = r->owners[i], rank = tie_rank(r, ties, owner);
+    uint32_t owner = r->owners[i], rank = points_tie_rank(r, ties, owner);
     uint32_t j = i;
     while( j>0 && r->positions[j-1]==r->positions[i]
-        && tie_rank(r, ties, r->owners[j-1])>rank ){
+        && points_tie_rank(r, ties, r->owners[j-1])>rank ){
       r->owners[j] = r->owners[j-1];
       j--;
     }
@@ -263,7 +264,7 @@ int ring_points_build(ring *r, const ring *prev,
    || (prev && from==NULL) || order==NULL ){
     goto done;
   }
-  for(uint32_t n=0; n<r->n_nodes; n++) order[tie_rank(r, ties, n)] = n;
+  for(uint32_t n=0; n<r->n_nodes; n++) order[points_tie_rank(r, ties, n)] = n;
 
   /* Match nodes by name (both lists are sorted by name). */
   memset(keep, 0, r->n_nodes);
@@ -300,7 +301,7 @@ int ring_points_build(ring *r, const ring *prev,
   /* Merge prev's kept points with the new ones. Ties: a kept point and a
   ** new one are never of the same node, so the node order decides; kept
   ** points keep their relative order, which node renumbering preserves.
-  ** Under a join-order rule retie_runs puts the runs right afterwards. */
+  ** Under a join-order rule points_retie_runs puts the runs right afterwards. */
   uint32_t out = 0, a = 0;
   uint32_t nPrev = prev ? prev->n_points : 0;
   for(uint32_t p=0; p<nPrev; p++){
@@ -319,7 +320,7 @@ int ring_points_build(ring *r, const ring *prev,
     r->positions[out] = aNew[a].pos;
     r->owners[out++] = aNew[a].node;
   }
-  if( prev && ties!=RING_TIES_NAME ) retie_runs(r, ties);
+  if( prev && ties!=RING_TIES_NAME ) points_retie_runs(r, ties);
   rc = ring_index_build(r);
 
 done:

@@ -90,7 +90,7 @@ static void test_labels(void){
   memset(zLong, 'x', sizeof(zLong));
   memcpy(zLong, "%s%d", 4);
   zLong[RING_MAX_LABEL + 1] = 0;
-  CHECK( ring_label_check(zLong, zErr, sizeof(zErr))==1 && has(zErr, "longer than 100") );
+  CHECK( ring_label_check(zLong, zErr, sizeof(zErr))==1 && has(zErr, "101 bytes is longer than a label may be (100 bytes)") );
   zLong[RING_MAX_LABEL] = 0;
   CHECK( ring_label_check(zLong, zErr, sizeof(zErr))==0 );
 
