@@ -141,6 +141,7 @@ def check_family(tally, db, real_owners, opts, chash_specs, variants, pairs,
     agree; variants: (name, model options, chash CREATE arguments or None,
     only on tie pairs)."""
     for seed, (names, vnodes, tied) in enumerate(configurations(pairs)):
+        nFailed = len(tally.failures)
         nodes = [(n, 1) for n in names]
         o = dict(opts, vnodes=vnodes)
         keys = make_keys(seed, KEYS, text_only)
@@ -162,6 +163,9 @@ def check_family(tally, db, real_owners, opts, chash_specs, variants, pairs,
             if vspec:
                 tally.variant("chash " + name,
                               chash_owners(db, vspec.format(vnodes=vnodes), nodes, keys), real)
+        print("%s: %-44s %5d keys, %s" % (
+            tally.what, where + (" (tie pair)" if tied else ""), len(keys),
+            "agree" if len(tally.failures) == nFailed else "DISAGREE"))
         tally.configs += 1
         tally.keys += len(keys)
 
@@ -217,6 +221,7 @@ def java(db, classes):
                 == hash_bytes("md5be", b"%s%s%d" % (pair[1].encode(), sep.encode(),
                                                      48 if sep == ":" else 2)))
         label = "%s" + sep + "%d"
+        print("java TreeMap: label '%s', md5be, first 0, ties last" % label)
         ring = ("algorithm=ring, hash={hash}, label='" + label +
                 "', first={first}, ties={ties}, vnodes={{vnodes}}")
         check_family(
