@@ -9,8 +9,9 @@
 #   make test-hard  concurrency, crash rounds and the slow limits tests
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60)
 #   make fuzz-replay  every fuzz corpus entry once under ASan+UBSan
-#   make test-compat  ketama, nginx and hashring against the real programs
-#                   (and dubbo against a Java TreeMap ring)
+#   make test-compat  ketama, nginx, hashring, haproxy, groupcache, Redis
+#                   Cluster against the real programs; dubbo and the ring
+#                   options against Java TreeMap rings
 #   make bench      the benchmark (tests/bench/bench.c; docs/performance.md)
 #   make experiments  run sql/vnode_sweep.sql, modn_vs_ring.sql and
 #                   properties.sql; tables and gnuplot SVG/PNG plots in out/
@@ -253,6 +254,9 @@ fuzz-replay:
 # libmemcached-dev), nginx against Debian's nginx, hashring against the npm
 # packages under Debian's nodejs; starts its own processes on loopback and
 # stops them.
+# groupcache and the ring options against Go's groupcache package and a
+# Java TreeMap ring (golang-go, golang-github-golang-groupcache-dev,
+# openjdk-17-jdk-headless).
 test-compat: chash.so
 	tests/compat/run.sh
 

@@ -133,7 +133,8 @@ static int ketama_check_options(ring_config *cfg, unsigned set, char *zErr,
     snprintf(zErr, nErr, "algorithm ketama has 32-bit points, so its hash "
              "must be a 32-bit key hash, not %s: md5 (the default), "
              "fnv1a_64, fnv1_64, fnv1a_32, fnv1_32, one_at_a_time, crc32, "
-             "crc32a, murmur, jenkins, hsieh", hash_name(cfg->hash));
+             "crc32a, murmur, jenkins, hsieh, sdbm, djb2, wt6, md5be",
+             hash_name(cfg->hash));
     return 1;
   }
   if( cfg->vnodes%4!=0 ){

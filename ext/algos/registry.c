@@ -16,7 +16,8 @@
   X(hashring)         \
   X(haproxy)          \
   X(dubbo)            \
-  X(envoy_ring)
+  X(envoy_ring)        \
+  X(groupcache)
 
 #define ALGO_DECLARE(name) extern const ring_algo algo_##name;
 #define ALGO_ENTRY(name) &algo_##name,

@@ -9,9 +9,16 @@
 ** are ordered by node name (bytewise), then by i, so placement never
 ** depends on the order nodes were added in. Adding a node moves keys only
 ** onto it; removing one moves only its keys.
+**
+** Three options describe the rings people write themselves ("hash these
+** labels, first point at or after the key"): label, the template of the
+** text hashed ("%s#%d": the name, '#', i); first, the index of a node's
+** first point (1: i = 1..p; 0: i = 0..p-1); ties, which node wins a
+** position two points share: name (as above), first (the node that joined
+** first) or last (the node that joined last, as a Java TreeMap.put or a
+** Go map assignment leaves it).
 */
 #include <math.h>
-#include <string.h>
 
 #include "algo.h"
 #include "options.h"
@@ -22,25 +29,18 @@ static int64_t vnodes_max_points(const ring_config *cfg, double w){
   return (int64_t)p;          /* at most 1e14: vnodes x RING_MAX_WEIGHT */
 }
 
-/* Node n's points i = 1..points, hash("name#i"), into aPos[0],
+/* Node n's points, at the hashes of their labels, into aPos[0],
 ** aPos[stride], ... */
 static void vnodes_hash_node(const ring *r, uint32_t n, uint64_t *aPos,
                              size_t stride){
-  const ring_node *node = &r->nodes[n];
-  char label[RING_MAX_NAME + 16];
-  memcpy(label, node->name, node->name_len);
-  label[node->name_len] = '#';
-  char *zNum = label + node->name_len + 1;
-  for(uint32_t i=1; i<=node->points; i++){
-    size_t len = node->name_len + 1 + ring_format_u32(i, zNum);
-    aPos[(i-1)*stride] = hash_bytes(r->config.hash, r->config.seed, label, len);
-  }
+  ring_label_hash(r, n, r->config.label, (uint32_t)r->config.first, aPos,
+                  stride);
 }
 
 static uint32_t vnodes_node_positions(const ring *r, uint32_t n,
                                       uint64_t *aPos){
   vnodes_hash_node(r, n, aPos, 1);
-  return 1;
+  return (uint32_t)r->config.first;
 }
 
 static int vnodes_build(ring *r, const ring *prev, char *zErr, size_t nErr){
@@ -49,13 +49,13 @@ static int vnodes_build(ring *r, const ring *prev, char *zErr, size_t nErr){
     r->nodes[n].points = (uint32_t)vnodes_max_points(&r->config,
                                                      r->nodes[n].weight);
   }
-  return ring_points_build(r, prev, vnodes_hash_node);
+  return ring_points_build(r, prev, vnodes_hash_node, r->config.ties);
 }
 
 const ring_algo algo_ring = {
   .name = "ring",
   .default_hash = HASH_XXH3,
-  .options = OPTION_VNODES,
+  .options = OPTION_VNODES|OPTION_LABEL|OPTION_FIRST|OPTION_TIES,
   .units = RING_UNITS_POINTS,
   .unit_name = "points",
   .max_points = vnodes_max_points,

@@ -173,14 +173,31 @@ int ring_points_set(ring *r, ring_point *a, uint32_t n);
 ** The same for rings that make the points of node n with
 ** hash_node(r, n, aPos, stride) (node n's points into aPos[0],
 ** aPos[stride], ...) and count them in r->nodes[n].points: equal
-** positions go in node name order, then in the order they were made.
+** positions go in the order of tie rule ties (node name, or the order the
+** nodes joined, first or last first), then in the order they were made.
 ** When prev has the same config, nodes of the same name and point count
 ** keep prev's points, and only the others are hashed and merged in (a
 ** linear merge instead of a re-hash and sort of every point).
 */
 int ring_points_build(ring *r, const ring *prev,
                       void (*hash_node)(const ring *r, uint32_t n,
-                                        uint64_t *aPos, size_t stride));
+                                        uint64_t *aPos, size_t stride),
+                      ring_ties ties);
+
+/*
+** Labels: is zLabel a label template (one %s, the node name; one %d, the
+** point index; %% a literal %; nothing else after a %; at most
+** RING_MAX_LABEL bytes)? 0, or 1 with a message in zErr.
+*/
+int ring_label_check(const char *zLabel, char *zErr, size_t nErr);
+
+/*
+** Node n's points, indexes first .. first+points-1, at the hash (r's hash
+** and seed) of their labels under template zLabel (checked), into aPos[0],
+** aPos[stride], ...
+*/
+void ring_label_hash(const ring *r, uint32_t n, const char *zLabel,
+                     uint32_t first, uint64_t *aPos, size_t stride);
 
 /* Build r->index over r->positions (ring_points_* call it). */
 int ring_index_build(ring *r);

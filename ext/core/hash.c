@@ -35,6 +35,7 @@ static const char *const hash_names_by_id[HASH_COUNT] = {
   [HASH_SDBM] = "sdbm",
   [HASH_DJB2] = "djb2",
   [HASH_WT6] = "wt6",
+  [HASH_MD5BE] = "md5be",
 };
 
 int hash_from_name(const char *zName){
@@ -114,6 +115,10 @@ uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData){
     case HASH_SDBM:          return keyhash_sdbm(p, nData);
     case HASH_DJB2:          return keyhash_djb2(p, nData);
     case HASH_WT6:           return keyhash_wt6(p, nData);
+    case HASH_MD5BE:
+      hash_md5(pData, nData, d);
+      return (uint32_t)d[0]<<24 | (uint32_t)d[1]<<16 | (uint32_t)d[2]<<8
+           | (uint32_t)d[3];
     case HASH_XXH3:
     default:                 return XXH3_64bits_withSeed(pData, nData, seed);
   }

@@ -4,8 +4,9 @@
 ** Pure C, no SQLite calls. A hash is named by a hash_id; every hash maps
 ** (seed, bytes) to a position on the ring, returned as a uint64_t. The
 ** 64-bit hashes (xxh3, xxh64) use the whole range and take a seed. The
-** others are the key hashes of twemproxy and libmemcached, bit for bit:
-** 32-bit values (15-bit for crc32), no seed. hash_space_bits says how wide
+** others are the key hashes of twemproxy and libmemcached, bit for bit,
+** and the hashes of rings people write themselves (md5be): 32-bit values
+** (15-bit for crc32), no seed. hash_space_bits says how wide
 ** a hash's positions are, so shares can be computed over the right space.
 */
 #ifndef CHASH_HASH_H
@@ -31,6 +32,8 @@ typedef enum hash_id {
   HASH_SDBM,               /* HAProxy's sdbm (unsigned bytes) */
   HASH_DJB2,               /* HAProxy's djb2 */
   HASH_WT6,                /* HAProxy's wt6 */
+  HASH_MD5BE,              /* MD5 bytes 0..3, big-endian (Java rings that
+                           ** shift digest[0..3] into a long) */
   HASH_COUNT
 } hash_id;
 

@@ -169,6 +169,54 @@ static void text_max_ring(const ring_config *cfg, char *zOut, size_t nOut){
   snprintf(zOut, nOut, "%u", cfg->max_ring);
 }
 
+static int set_label(ring_config *cfg, const char *zValue, char *zErr,
+                     size_t nErr){
+  if( ring_label_check(zValue, zErr, nErr) ) return 1;
+  snprintf(cfg->label, sizeof(cfg->label), "%s", zValue);
+  return 0;
+}
+
+static void text_label(const ring_config *cfg, char *zOut, size_t nOut){
+  snprintf(zOut, nOut, "%s", cfg->label);
+}
+
+static int set_first(ring_config *cfg, const char *zValue, char *zErr,
+                     size_t nErr){
+  if( strcmp(zValue, "0")!=0 && strcmp(zValue, "1")!=0 ){
+    snprintf(zErr, nErr, "first: '%s' is not 0 or 1 (the index of a node's "
+             "first point)", zValue);
+    return 1;
+  }
+  cfg->first = zValue[0]-'0';
+  return 0;
+}
+
+static void text_first(const ring_config *cfg, char *zOut, size_t nOut){
+  snprintf(zOut, nOut, "%d", cfg->first);
+}
+
+static const char *const option_ties_names[] = {
+  [RING_TIES_NAME] = "name", [RING_TIES_FIRST] = "first",
+  [RING_TIES_LAST] = "last",
+};
+
+static int set_ties(ring_config *cfg, const char *zValue, char *zErr,
+                    size_t nErr){
+  for(int i=0; i<(int)(sizeof(option_ties_names)/sizeof(option_ties_names[0])); i++){
+    if( strcasecmp(zValue, option_ties_names[i])==0 ){
+      cfg->ties = (ring_ties)i;
+      return 0;
+    }
+  }
+  snprintf(zErr, nErr, "ties: unknown value '%s'; accepted: name, first, "
+           "last", zValue);
+  return 1;
+}
+
+static void text_ties(const ring_config *cfg, char *zOut, size_t nOut){
+  snprintf(zOut, nOut, "%s", option_ties_names[cfg->ties]);
+}
+
 /* ------------------------------------------------------ the table */
 
 typedef struct option_def {
@@ -199,6 +247,12 @@ static const option_def option_defs[] = {
     set_min_ring, text_min_ring, 1 },
   { "max_ring", OPTION_MAX_RING, "the largest ring size",
     set_max_ring, text_max_ring, 1 },
+  { "label", OPTION_LABEL, "the text hashed for a point", set_label,
+    text_label, 0 },
+  { "first", OPTION_FIRST, "the index of a node's first point", set_first,
+    text_first, 1 },
+  { "ties", OPTION_TIES, "the rule for two points at one position",
+    set_ties, text_ties, 0 },
 };
 
 #define N_OPTION ((int)(sizeof(option_defs)/sizeof(option_defs[0])))

@@ -22,8 +22,11 @@
 #define OPTION_SEED      0x08
 #define OPTION_TABLE     0x10
 #define OPTION_AVALANCHE 0x20
-#define OPTION_MIN_RING  0x100
-#define OPTION_MAX_RING  0x200
+#define OPTION_LABEL     0x40
+#define OPTION_FIRST     0x80
+#define OPTION_TIES      0x100
+#define OPTION_MIN_RING  0x200
+#define OPTION_MAX_RING  0x400
 
 /* "algorithm, hash, ...": every option's name, for error messages, into
 ** zOut (nOut bytes). Returns zOut. */

@@ -37,6 +37,9 @@ void ring_config_default(ring_config *cfg){
   cfg->avalanche = 1;
   cfg->min_ring = RING_DEFAULT_MIN_RING;
   cfg->max_ring = RING_MAX_ENVOY_RING;
+  memcpy(cfg->label, "%s#%d", sizeof("%s#%d"));
+  cfg->first = 1;
+  cfg->ties = RING_TIES_NAME;
 }
 
 const ring_algo *ring_algorithm_from_name(const char *zName){

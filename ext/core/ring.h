@@ -43,6 +43,14 @@
 #define RING_MAX_ENVOY_RING (RING_MAX_POINTS > 8388608 ? 8388608 \
                                                        : RING_MAX_POINTS - 1)
 #define RING_DEFAULT_MIN_RING 1024    /* Envoy's minimum_ring_size */
+#define RING_MAX_LABEL    100         /* bytes in a label template */
+
+/* Which of two points at one position wins (the ties option). */
+typedef enum ring_ties {
+  RING_TIES_NAME = 0,      /* the node whose name sorts first (bytewise) */
+  RING_TIES_FIRST,         /* the node that joined first */
+  RING_TIES_LAST           /* the node that joined last (a map overwrite) */
+} ring_ties;
 
 /* An algorithm: its descriptor (algo.h). */
 typedef struct ring_algo ring_algo;
@@ -56,6 +64,11 @@ typedef struct ring_config {
   int avalanche;           /* haproxy: 1 if key hashes go through full_hash */
   uint32_t min_ring;       /* envoy_ring: Envoy's minimum_ring_size */
   uint32_t max_ring;       /* envoy_ring: Envoy's maximum_ring_size */
+  char label[RING_MAX_LABEL + 1];  /* ring: the text hashed for a point, a
+                           ** template: %s the node name, %d the point
+                           ** index, %% a literal % (ring_label_check) */
+  int first;               /* ring: the index of a node's first point, 0/1 */
+  ring_ties ties;          /* ring: which of two equal points wins */
 } ring_config;
 
 /* One node of a built ring. */
@@ -102,7 +115,7 @@ typedef struct ring_input {
 void ring_set_allocator(void *(*xMalloc)(size_t), void (*xFree)(void *));
 
 /* Defaults: ring, xxh3, vnodes 160, seed 0, table 65537, avalanche 1,
-** min_ring 1024, max_ring 8388608. */
+** min_ring 1024, max_ring 8388608, label "%s#%d", first 1, ties name. */
 void ring_config_default(ring_config *cfg);
 
 /* The algorithm named zName (case-insensitive), or NULL. */

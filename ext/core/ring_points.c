@@ -18,8 +18,15 @@
 **                      costs a copy of the array instead of 160,000
 **                      hashes and a sort.
 **
-** Both end with the lookup index (ring_index.c).
+** Both end with the lookup index (ring_index.c). Equal positions go in
+** the order of a tie rule (ring_ties): node name, or join order either way.
+**
+** Labels (ring_label_*): the text a points ring hashes for point i of a
+** node, from a template where %s is the node's name, %d the index i in
+** decimal and %% a literal %: "%s#%d" is the ring algorithm's default,
+** "%d%s" groupcache's, "%s-%d" a Java TreeMap router's.
 */
+#include <stdio.h>
 #include <string.h>
 
 #include "algo.h"
@@ -61,6 +68,116 @@ static int sort_points(ring_point *a, uint32_t n){
   return RING_OK;
 }
 
+/* ------------------------------------------------------------ labels */
+
+/* A label template taken apart: the literal text before, between and
+** after its two conversions (%% already made %), and their order. */
+typedef struct points_label_parts {
+  char lit[3][RING_MAX_LABEL];
+  size_t nLit[3];
+  int name_first;                /* %s comes before %d */
+} points_label_parts;
+
+/* The bytes of the character at z (a UTF-8 lead byte, or one byte). */
+static int points_label_char_len(const char *z){
+  unsigned char c = (unsigned char)z[0];
+  int n = c>=0xF0 ? 4 : c>=0xE0 ? 3 : c>=0xC0 ? 2 : 1;
+  for(int i=1; i<n; i++){
+    if( z[i]==0 ) return i;
+  }
+  return n;
+}
+
+/* Parse template z into *p. 0, or 1 with a message in zErr. */
+static int points_label_parse(const char *z, points_label_parts *p,
+                              char *zErr, size_t nErr){
+  static const char zRule[] = "a label needs one %s (the node name) and one "
+                              "%d (the point index), and %% for a literal %";
+  size_t n = strlen(z);
+  int nName = 0, nIndex = 0, k = 0;
+  if( n>RING_MAX_LABEL ){
+    snprintf(zErr, nErr, "label: %zu bytes is longer than a label may be "
+             "(%d bytes)", n, RING_MAX_LABEL);
+    return 1;
+  }
+  memset(p, 0, sizeof(*p));
+  for(size_t i=0; i<n; i++){
+    if( z[i]!='%' ){
+      p->lit[k][p->nLit[k]++] = z[i];
+      continue;
+    }
+    char c = z[++i];
+    if( c=='%' ){
+      p->lit[k][p->nLit[k]++] = '%';
+    }else if( c=='s' || c=='d' ){
+      int *pCount = c=='s' ? &nName : &nIndex;
+      if( ++*pCount>1 ){
+        snprintf(zErr, nErr, "label: '%s' has %%%c more than once; %s", z, c,
+                 zRule);
+        return 1;
+      }
+      if( c=='s' && nIndex==0 ) p->name_first = 1;
+      k++;
+    }else if( c==0 ){
+      snprintf(zErr, nErr, "label: '%s' ends in a lone %%; write %%%% for a "
+               "literal %%", z);
+      return 1;
+    }else{
+      snprintf(zErr, nErr, "label: '%s' has %%%.*s; after a %% only s (the "
+               "node name), d (the point index) and %% (a literal %%) may "
+               "follow", z, points_label_char_len(&z[i]), &z[i]);
+      return 1;
+    }
+  }
+  if( nName==0 || nIndex==0 ){
+    snprintf(zErr, nErr, "label: '%s' has no %s; %s", z,
+             nName==0 ? "%s" : "%d", zRule);
+    return 1;
+  }
+  return 0;
+}
+
+int ring_label_check(const char *zLabel, char *zErr, size_t nErr){
+  points_label_parts p;
+  return points_label_parse(zLabel, &p, zErr, nErr);
+}
+
+void ring_label_hash(const ring *r, uint32_t n, const char *zLabel,
+                     uint32_t first, uint64_t *aPos, size_t stride){
+  const ring_node *node = &r->nodes[n];
+  points_label_parts p;
+  char zErr[8];
+  if( points_label_parse(zLabel, &p, zErr, sizeof(zErr)) ) return; /* checked */
+  /* A label is head, index, tail: the name is in the head when %s comes
+  ** first, else in the tail. */
+  char text[2*RING_MAX_LABEL + RING_MAX_NAME + 16];
+  char tail[RING_MAX_LABEL + RING_MAX_NAME];
+  size_t nHead = 0, nTail = 0;
+  memcpy(text, p.lit[0], p.nLit[0]);
+  nHead = p.nLit[0];
+  if( p.name_first ){
+    memcpy(text+nHead, node->name, node->name_len);
+    nHead += node->name_len;
+    memcpy(text+nHead, p.lit[1], p.nLit[1]);
+    nHead += p.nLit[1];
+  }else{
+    memcpy(tail, p.lit[1], p.nLit[1]);
+    nTail = p.nLit[1];
+    memcpy(tail+nTail, node->name, node->name_len);
+    nTail += node->name_len;
+  }
+  memcpy(tail+nTail, p.lit[2], p.nLit[2]);
+  nTail += p.nLit[2];
+  for(uint32_t i=0; i<node->points; i++){
+    size_t len = nHead + (size_t)ring_format_u32(first + i, text + nHead);
+    memcpy(text+len, tail, nTail);
+    aPos[i*stride] = hash_bytes(r->config.hash, r->config.seed, text,
+                                len + nTail);
+  }
+}
+
+/* ------------------------------------------------------------ points */
+
 /* Bytewise name order (SQLite's BINARY), as the nodes are sorted. */
 static int node_compare(const ring_node *a, const ring_node *b){
   int c = memcmp(a->name, b->name, a->name_len<b->name_len ? a->name_len
@@ -94,9 +211,40 @@ static void hash_node_points(const ring *r, uint32_t n, ring_point *a,
   for(uint32_t i=0; i<r->nodes[n].points; i++) a[i].node = n;
 }
 
+/* Node n's place in the order of tie rule ties: the lower wins a tie. */
+static uint32_t points_tie_rank(const ring *r, ring_ties ties, uint32_t n){
+  switch( ties ){
+    case RING_TIES_FIRST: return r->nodes[n].join;
+    case RING_TIES_LAST:  return r->n_nodes - 1 - r->nodes[n].join;
+    default:              return n;              /* name order */
+  }
+}
+
+/*
+** Put every run of equal positions in tie order again (stable, so one
+** node's points there stay in the order they were made). Needed after a
+** merge with a previous ring under a join-order rule: a node that left and
+** joined again keeps its name and points but changes its place in the
+** join order. Runs are rare and short.
+*/
+static void points_retie_runs(ring *r, ring_ties ties){
+  for(uint32_t i=1; i<r->n_points; i++){
+    if( r->positions[i]!=r->positions[i-1] ) continue;
+    uint32_t owner = r->owners[i], rank = points_tie_rank(r, ties, owner);
+    uint32_t j = i;
+    while( j>0 && r->positions[j-1]==r->positions[i]
+        && points_tie_rank(r, ties, r->owners[j-1])>rank ){
+      r->owners[j] = r->owners[j-1];
+      j--;
+    }
+    r->owners[j] = owner;
+  }
+}
+
 int ring_points_build(ring *r, const ring *prev,
                       void (*hash_node)(const ring *r, uint32_t n,
-                                        uint64_t *aPos, size_t stride)){
+                                        uint64_t *aPos, size_t stride),
+                      ring_ties ties){
   r->n_points = 0;
   for(uint32_t n=0; n<r->n_nodes; n++) r->n_points += r->nodes[n].points;
   if( r->n_points==0 ) return RING_OK;
@@ -109,12 +257,14 @@ int ring_points_build(ring *r, const ring *prev,
   ** node o, or UINT32_MAX if its points are not kept. */
   uint8_t *keep = ring_alloc(r->n_nodes);
   uint32_t *from = prev ? ring_alloc(sizeof(uint32_t) * prev->n_nodes) : NULL;
+  uint32_t *order = ring_alloc(sizeof(uint32_t) * r->n_nodes);
   ring_point *aNew = NULL;
   int rc = RING_NOMEM;
   if( r->positions==NULL || r->owners==NULL || keep==NULL
-   || (prev && from==NULL) ){
+   || (prev && from==NULL) || order==NULL ){
     goto done;
   }
+  for(uint32_t n=0; n<r->n_nodes; n++) order[points_tie_rank(r, ties, n)] = n;
 
   /* Match nodes by name (both lists are sorted by name). */
   memset(keep, 0, r->n_nodes);
@@ -139,7 +289,8 @@ int ring_points_build(ring *r, const ring *prev,
   aNew = ring_alloc(sizeof(ring_point) * (nNew ? nNew : 1));
   if( aNew==NULL ) goto done;
   uint32_t k = 0;
-  for(uint32_t n=0; n<r->n_nodes; n++){
+  for(uint32_t t=0; t<r->n_nodes; t++){          /* in tie order */
+    uint32_t n = order[t];
     if( keep[n] ) continue;
     hash_node_points(r, n, &aNew[k], hash_node);
     k += r->nodes[n].points;
@@ -149,7 +300,8 @@ int ring_points_build(ring *r, const ring *prev,
 
   /* Merge prev's kept points with the new ones. Ties: a kept point and a
   ** new one are never of the same node, so the node order decides; kept
-  ** points keep their relative order, which node renumbering preserves. */
+  ** points keep their relative order, which node renumbering preserves.
+  ** Under a join-order rule points_retie_runs puts the runs right afterwards. */
   uint32_t out = 0, a = 0;
   uint32_t nPrev = prev ? prev->n_points : 0;
   for(uint32_t p=0; p<nPrev; p++){
@@ -168,9 +320,11 @@ int ring_points_build(ring *r, const ring *prev,
     r->positions[out] = aNew[a].pos;
     r->owners[out++] = aNew[a].node;
   }
+  if( prev && ties!=RING_TIES_NAME ) points_retie_runs(r, ties);
   rc = ring_index_build(r);
 
 done:
+  ring_dealloc(order);
   ring_dealloc(aNew);
   ring_dealloc(from);
   ring_dealloc(keep);

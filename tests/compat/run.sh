@@ -5,6 +5,10 @@
 # Debian's nginx; hashring against the npm packages hashring and memcached
 # under Debian's nodejs; dubbo against a Java TreeMap ring (Debian's
 # openjdk-17-jdk-headless). Needs ./chash.so.
+# under Debian's nodejs; algorithm groupcache and the ring options
+# label/first/ties against Go's groupcache package (golang-go,
+# golang-github-golang-groupcache-dev; GOPATH mode, no network) and a Java
+# TreeMap ring (openjdk-17-jdk-headless). Needs ./chash.so.
 # Every step is bounded in time; compat.py stops what it starts by PID.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,3 +37,10 @@ timeout 300 /usr/bin/python3 tests/compat/haproxy_compat.py ./chash.so
 # and the Python model against chash.
 javac -d build/compat tests/compat/DubboRing.java
 timeout 300 /usr/bin/python3 tests/compat/dubbo_check.py build/compat ./chash.so
+# groupcache and the Java TreeMap ring
+GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$PWD/build/compat/gocache" \
+  GOFLAGS= GOPROXY=off timeout 300 go build -o build/compat/groupcache_owners \
+  tests/compat/groupcache_owners.go
+timeout 300 javac -d build/compat/java tests/compat/TreeMapRing.java
+timeout 300 /usr/bin/python3 tests/compat/ownring.py groupcache ./chash.so build/compat/groupcache_owners
+timeout 300 /usr/bin/python3 tests/compat/ownring.py java ./chash.so build/compat/java

@@ -30,7 +30,8 @@
 **   statement ok             The SQL must succeed.
 **   statement error          The SQL must fail. It may be followed by a
 **                            "----" line and lines that must occur, joined
-**                            by newlines, in sqlite3_errmsg().
+**                            by newlines, in sqlite3_errmsg(); if they end
+**                            with '$', the message must end with them.
 **   statement count N        The SQL must succeed and sqlite3_changes() must
 **                            then be N.
 **                            A statement record runs all its ;-separated
@@ -687,6 +688,18 @@ static int isAtomic(sqlite3 *db, const char *zSql){
   return bOne;
 }
 
+/* Does error message zErr hold zExpect (at its end, if zExpect ends with
+** '$')? */
+static int errorMatches(const char *zErr, const char *zExpect){
+  size_t nExpect = strlen(zExpect);
+  if( nExpect>0 && zExpect[nExpect-1]=='$' ){
+    size_t nErr = strlen(zErr);
+    nExpect--;
+    return nErr>=nExpect && memcmp(zErr+nErr-nExpect, zExpect, nExpect)==0;
+  }
+  return strstr(zErr, zExpect)!=0;
+}
+
 /*
 ** Is error rc on db, after a failed allocation, a clean failure? It is if
 ** it is SQLITE_NOMEM or has the message the record expects. When every
@@ -698,7 +711,7 @@ static int isAtomic(sqlite3 *db, const char *zSql){
 static int isCleanOom(sqlite3 *db, int rc, const char *zExpect, int bPersist){
   const char *zErr = sqlite3_errmsg(db);
   if( (rc&0xff)==SQLITE_NOMEM ) return 1;
-  if( zExpect && strstr(zErr, zExpect) ) return 1;
+  if( zExpect && errorMatches(zErr, zExpect) ) return 1;
   return bPersist && strcmp(zErr, sqlite3_errstr(rc))==0;
 }
 
@@ -849,7 +862,7 @@ static int doStatement(Script *p, Line *a, int n, char **az, int nTok,
       fail(p, iLine, "statement succeeded, but an error was expected");
       showText(0, zSql);
       if( zMsg ) showText("expected", zMsg);
-    }else if( zMsg && (zErr==0 || strstr(zErr, zMsg)==0) ){
+    }else if( zMsg && (zErr==0 || !errorMatches(zErr, zMsg)) ){
       fail(p, iLine, "wrong error message");
       showText(0, zSql);
       showText("expected", zMsg);

@@ -2,12 +2,15 @@
 ** ring_points_test.c: the fast paths of the ring core give exactly the
 ** placements of the plain model.
 **
-**   - a full build equals a naive reference (snprintf labels, qsort by
-**     position, node name, replica) point for point;
+**   - a full build equals a naive reference (labels written out from the
+**     label template, qsort by position, tie rank, replica) point for
+**     point;
 **   - an incremental build (ring_build_from the previous ring) equals a full
 **     build after every step of random add / remove / reweight sequences,
 **     including bases of another config or of unrelated nodes, and under
-**     hashes whose small space makes equal positions common;
+**     hashes whose small space makes equal positions common; with the
+**     join-order tie rules, nodes leave and join again (so a kept node's
+**     place in the join order changes);
 **   - ring_lookup (the bucket index) equals a plain binary search, at random
 **     positions and at, just before and just after every point (hand-made
 **     rings with ties are in ring_test.c).
@@ -38,27 +41,56 @@ static uint64_t rnd(void){
 
 typedef struct ref_point { uint64_t pos; uint32_t node, replica; } ref_point;
 
+/* The tie rule of the ring being checked, for ref_compare. */
+static const ring *ref_ring;
+
+/* Who wins a tie: name order is node index order; join orders by join. */
+static uint32_t ref_rank(uint32_t n){
+  uint32_t join = ref_ring->nodes[n].join;
+  switch( ref_ring->config.ties ){
+    case RING_TIES_FIRST: return join;
+    case RING_TIES_LAST:  return UINT32_MAX - join;
+    default:              return n;
+  }
+}
+
 static int ref_compare(const void *pa, const void *pb){
   const ref_point *a = pa, *b = pb;
   if( a->pos!=b->pos ) return a->pos<b->pos ? -1 : 1;
-  if( a->node!=b->node ) return a->node<b->node ? -1 : 1;
+  if( a->node!=b->node ) return ref_rank(a->node)<ref_rank(b->node) ? -1 : 1;
   return (a->replica>b->replica) - (a->replica<b->replica);
+}
+
+/* The label of point i of a node named zName: %s, %d and %% of the
+** template replaced one character at a time. */
+static int ref_label(const char *zTemplate, const char *zName, uint32_t i,
+                     char *zOut){
+  int n = 0;
+  for(const char *t=zTemplate; *t; t++){
+    if( t[0]=='%' && t[1]=='s' ){ n += sprintf(zOut+n, "%s", zName); t++; }
+    else if( t[0]=='%' && t[1]=='d' ){ n += sprintf(zOut+n, "%u", i); t++; }
+    else if( t[0]=='%' && t[1]=='%' ){ zOut[n++] = '%'; t++; }
+    else zOut[n++] = *t;
+  }
+  return n;
 }
 
 /* The model, written plainly, against r's nodes. */
 static void check_reference(const ring *r){
   ref_point *a = malloc(sizeof(ref_point) * (r->n_points ? r->n_points : 1));
   uint32_t k = 0;
+  uint32_t first = (uint32_t)r->config.first;
   for(uint32_t n=0; n<r->n_nodes; n++){
-    for(uint32_t i=1; i<=r->nodes[n].points; i++){
-      char label[1100];
-      int len = snprintf(label, sizeof(label), "%s#%u", r->nodes[n].name, i);
+    for(uint32_t i=first; i<first+r->nodes[n].points; i++){
+      char label[1300];
+      int len = ref_label(r->config.label, r->nodes[n].name, i, label);
       a[k].pos = hash_bytes(r->config.hash, r->config.seed, label, len);
       a[k].node = n;
       a[k++].replica = i;
     }
   }
   CHECK(k==r->n_points, "point count %u, expected %u", r->n_points, k);
+  ref_ring = r;
   qsort(a, k, sizeof(ref_point), ref_compare);
   for(uint32_t i=0; i<k && i<r->n_points; i++){
     if( a[i].pos!=r->positions[i] || a[i].node!=r->owners[i] ){
@@ -124,37 +156,51 @@ static void check_same(const ring *a, const ring *b, const char *zWhat){
 
 static const double aWeight[] = { 1.0, 0.5, 2.0, 0.001, 1.5, 0.25 };
 
-/* A random walk over node sets: after each step, compare builds. */
+/* A random walk over node sets: after each step, compare builds. Under
+** name order the input is shuffled (its order must not matter); under a
+** join-order tie rule it is the join order, and a node that leaves and
+** comes back joins last. */
 static void random_walk(ring_config cfg, int nStep){
   char azName[POOL][16];
   double aW[POOL];
   int aIn[POOL];
+  uint64_t aJoined[POOL], nJoin = 0;
   for(int i=0; i<POOL; i++){
     /* Names that share prefixes, so name order is exercised. */
     snprintf(azName[i], sizeof(azName[i]), i%3 ? "n%d" : "n%d-x", i);
     aIn[i] = 0;
+    aJoined[i] = 0;
   }
   ring *prev = NULL;
   for(int step=0; step<nStep; step++){
     int k = (int)(rnd() % POOL);
     int nChange = 1 + (int)(rnd() % 3);
     for(int c=0; c<nChange; c++, k = (int)(rnd() % POOL)){
-      switch( rnd() % 3 ){
+      if( !aIn[k] ) aJoined[k] = ++nJoin;
+      switch( rnd() % 4 ){
         case 0: aIn[k] = 1; aW[k] = 1.0; break;                   /* add */
         case 1: aIn[k] = 0; break;                                /* remove */
+        case 2:                                           /* leave, rejoin */
+          if( !aIn[k] ) aW[k] = 1.0;
+          aJoined[k] = ++nJoin;
+          aIn[k] = 1;
+          break;
         default: aW[k] = aWeight[rnd() % 6]; aIn[k] = 1; break;   /* weight */
       }
     }
     ring_input aInput[POOL];
     uint32_t n = 0;
-    for(int i=0; i<POOL; i++){
-      if( !aIn[i] ) continue;
-      aInput[n].name = azName[i];
-      aInput[n].name_len = (uint32_t)strlen(azName[i]);
-      aInput[n++].weight = aW[i];
+    for(uint64_t j=1; j<=nJoin; j++){            /* in join order */
+      for(int i=0; i<POOL; i++){
+        if( !aIn[i] || aJoined[i]!=j ) continue;
+        aInput[n].name = azName[i];
+        aInput[n].name_len = (uint32_t)strlen(azName[i]);
+        aInput[n].id = (int64_t)j;
+        aInput[n++].weight = aW[i];
+      }
     }
-    /* Shuffle: input order must not matter. */
-    for(uint32_t i=n; i>1; i--){
+    /* Shuffle: under name order, input order must not matter. */
+    for(uint32_t i=n; i>1 && cfg.ties==RING_TIES_NAME; i--){
       uint32_t j = (uint32_t)(rnd() % i);
       ring_input t = aInput[i-1]; aInput[i-1] = aInput[j]; aInput[j] = t;
     }
@@ -222,6 +268,21 @@ int main(void){
   random_walk(cfg, 200);
   cfg.hash = HASH_MD5;             /* a 32-bit space */
   cfg.vnodes = 40;
+  random_walk(cfg, 100);
+  /* Rings of your own design: other labels and first points, and ties by
+  ** join order, in crc32's small space so that ties are common. */
+  ring_config_default(&cfg);
+  cfg.hash = HASH_CRC32;
+  cfg.ties = RING_TIES_LAST;
+  memcpy(cfg.label, "%d%s", 5);
+  cfg.first = 0;
+  random_walk(cfg, 300);
+  cfg.ties = RING_TIES_FIRST;
+  memcpy(cfg.label, "100%% %s:%d", 12);
+  random_walk(cfg, 300);
+  cfg.ties = RING_TIES_NAME;
+  cfg.hash = HASH_MD5BE;
+  memcpy(cfg.label, "%s-%d", 6);
   random_walk(cfg, 100);
   check_other_bases();
   printf("%d passed, %d failed\n", nPass, nFail);

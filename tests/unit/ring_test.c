@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "algo.h"
 #include "hash.h"
 #include "options.h"
 #include "ring.h"
@@ -59,7 +60,70 @@ static void test_hash(void){
   char zNames[400];
   CHECK( strcmp(hash_names(zNames, sizeof(zNames)), "xxh3, xxh64, md5, fnv1a_64, fnv1_64, fnv1a_32, "
                 "fnv1_32, one_at_a_time, crc32, crc32a, murmur, jenkins, "
-                "hsieh, sdbm, djb2, wt6")==0 );
+                "hsieh, sdbm, djb2, wt6, md5be")==0 );
+  /* md5be: MD5("") = d41d8cd9..., MD5("hello") = 5d41402a...; crc32a is
+  ** zlib's CRC-32 (Python: zlib.crc32(b"0http://10.0.0.1:8080")). */
+  CHECK( hash_bytes(HASH_MD5BE, 0, "", 0)==0xd41d8cd9u );
+  CHECK( hash_bytes(HASH_MD5BE, 0, "hello", 5)==0x5d41402au );
+  CHECK( hash_bytes(HASH_MD5, 0, "hello", 5)==0x2a40415du );
+  CHECK( hash_bytes(HASH_CRC32A, 0, "0http://10.0.0.1:8080", 21)==2090179191u );
+  CHECK( hash_space_bits(HASH_MD5BE)==32 && !hash_has_seed(HASH_MD5BE) );
+}
+
+/* Label templates of the ring option label, and their points. */
+static void test_labels(void){
+  char zErr[300];
+  CHECK( ring_label_check("%s#%d", zErr, sizeof(zErr))==0 );
+  CHECK( ring_label_check("%d%s", zErr, sizeof(zErr))==0 );
+  CHECK( ring_label_check("100%% %s (%d)", zErr, sizeof(zErr))==0 );
+  CHECK( ring_label_check("%d", zErr, sizeof(zErr))==1 && has(zErr, "has no %s") );
+  CHECK( ring_label_check("x%s", zErr, sizeof(zErr))==1 && has(zErr, "has no %d") );
+  CHECK( ring_label_check("%s%s%d", zErr, sizeof(zErr))==1
+         && has(zErr, "has %s more than once") );
+  CHECK( ring_label_check("%d-%s-%d", zErr, sizeof(zErr))==1
+         && has(zErr, "has %d more than once") );
+  CHECK( ring_label_check("%s%d%", zErr, sizeof(zErr))==1 && has(zErr, "lone %") );
+  CHECK( ring_label_check("%s%u", zErr, sizeof(zErr))==1 && has(zErr, "has %u;") );
+  CHECK( ring_label_check("%s%d%\xc3\xa9", zErr, sizeof(zErr))==1
+         && has(zErr, "has %\xc3\xa9;") );
+  char zLong[RING_MAX_LABEL + 2];
+  memset(zLong, 'x', sizeof(zLong));
+  memcpy(zLong, "%s%d", 4);
+  zLong[RING_MAX_LABEL + 1] = 0;
+  CHECK( ring_label_check(zLong, zErr, sizeof(zErr))==1 && has(zErr, "101 bytes is longer than a label may be (100 bytes)") );
+  zLong[RING_MAX_LABEL] = 0;
+  CHECK( ring_label_check(zLong, zErr, sizeof(zErr))==0 );
+
+  /* label "%s:%d", first 0, md5be: the worked example of tests/gen/ownring.test
+  ** (MD5("A:0") = 57e1e221..., MD5("B:1") = 0ec9e687...); groupcache's
+  ** "%d%s", first 0, crc32a. */
+  ring_config cfg;
+  ring_config_default(&cfg);
+  CHECK( strcmp(cfg.label, "%s#%d")==0 && cfg.first==1 && cfg.ties==RING_TIES_NAME );
+  cfg.hash = HASH_MD5BE;
+  memcpy(cfg.label, "%s:%d", 6);
+  cfg.first = 0;
+  cfg.vnodes = 2;
+  ring_input in[] = { {"B", 1, 1.0, 1}, {"A", 1, 1.0, 2} };
+  ring *r = NULL;
+  CHECK( ring_build(&cfg, in, 2, &r, zErr, sizeof(zErr))==RING_OK );
+  if( r ){
+    CHECK( r->n_points==4 );
+    CHECK( r->positions[0]==0x0ec9e687u && strcmp(r->nodes[r->owners[0]].name, "B")==0 );
+    CHECK( r->positions[3]==0x57e1e221u && strcmp(r->nodes[r->owners[3]].name, "A")==0 );
+  }
+  ring_release(r);
+  ring_input gc[] = { {"http://10.0.0.1:8080", 20, 1.0, 1} };
+  ring_config_default(&cfg);
+  cfg.algo = ring_algorithm_from_name("groupcache");
+  CHECK( options_check(&cfg, OPTION_ALGORITHM, zErr, sizeof(zErr))==0 );
+  CHECK( cfg.vnodes==50 && cfg.hash==HASH_CRC32A );
+  r = NULL;
+  CHECK( ring_build(&cfg, gc, 1, &r, zErr, sizeof(zErr))==RING_OK );
+  int found = 0;
+  for(uint32_t i=0; r && i<r->n_points; i++) found += r->positions[i]==2090179191u;
+  CHECK( r && r->n_points==50 && found==1 );
+  ring_release(r);
 }
 
 static void test_points(void){
@@ -556,6 +620,7 @@ static void test_spec(void){
 int main(void){
   test_spec();
   test_hash();
+  test_labels();
   test_points();
   test_names();
   test_lookup_built();
