@@ -1,6 +1,9 @@
 # chash: consistent hashing for SQLite, as a loadable extension.
 #
-#   make            build chash.so (load it with: .load ./chash)
+#   make            build the loadable extension chash.so (chash.dylib on
+#                   macOS, chash.dll on Windows; load it with: .load ./chash)
+#                   needing only a C compiler, SQLite's headers, xxHash's
+#                   header, nettle and zlib
 #   make demo       the tour: sql/demo.sql in the sqlite3 shell
 #   make test       build, then run every tests/sql/*.test tests/gen/*.test and the unit tests
 #   make test-asan  the same, built with AddressSanitizer and UBSan
@@ -15,35 +18,75 @@
 #   make bench      the benchmark (tests/bench/bench.c; docs/performance.md)
 #   make experiments  run sql/vnode_sweep.sql, modn_vs_ring.sql and
 #                   properties.sql; tables and gnuplot SVG/PNG plots in out/
-#   make deps       install the Debian packages the build needs (as root)
+#   make install    chash.so into $(PREFIX)/lib, chash.h into
+#                   $(PREFIX)/include (PREFIX=/usr/local; DESTDIR honoured);
+#                   make uninstall removes them
+#   make dist       the one-file build: dist/chash.c and dist/chash.h
+#   make test-sqlite-versions  the suite against SQLite amalgamations from
+#                   npm: the oldest supported, the newest, and a load into
+#                   one just below the oldest that must be refused
+#   make test-dist  dist/chash.c as a loadable and linked into programs
+#   make test-install  make install into a temporary DESTDIR, load, uninstall
+#   make test-python  the Python package, in a venv of Debian's python3
+#   make test-node  the npm package, with better-sqlite3 from npm
+#   make deps       install the Debian packages the build and tests need (as root)
 #
-# Missing Debian packages are installed with apt-get when run as root;
-# otherwise make stops and prints the command to run.
+# Building needs no package manager. make deps (which demo and the test
+# targets run first) installs missing Debian packages with apt-get when
+# run as root; otherwise it stops and prints the command to run.
+# CC, CPPFLAGS, CFLAGS and LDFLAGS are honoured; the test targets (and CI)
+# add -Werror through WERROR.
 
 CC      ?= gcc
 CFLAGS  ?= -O2
-WARN     = -Wall -Wextra -Werror
+WERROR  ?=
+WARN     = -Wall -Wextra $(WERROR)
 STD      = -std=gnu11 -ffp-contract=off
-SOFLAGS  = -fPIC -shared -fvisibility=hidden
 # ext/core: the pure C core (no SQLite); ext/algos: one file per algorithm;
 # ext/sqlite: the SQLite layer. The unit tests link the first two directly.
 CORE     = $(wildcard ext/core/*.c ext/algos/*.c)
 SRC      = $(CORE) $(wildcard ext/sqlite/*.c)
-HDR      = $(wildcard ext/*/*.h) tests/unit/unit.h
-INC      = -Iext/core -Iext/algos -Iext/sqlite
+HDR      = $(wildcard ext/*/*.h) include/chash.h tests/unit/unit.h
+INC      = -Iext/core -Iext/algos -Iext/sqlite -Iinclude
+# xxHash is inlined from its header; MD5 is nettle's, CRC-32 zlib's.
 LIBS     = -lnettle -lz -lm
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
 
+# The loadable's suffix is the one SQLite adds to ".load chash" here.
+UNAME_S := $(shell uname -s 2>/dev/null || echo unknown)
+ifeq ($(UNAME_S),Darwin)
+  SO      = dylib
+  SOFLAGS = -fPIC -dynamiclib -fvisibility=hidden
+else ifneq ($(filter MINGW% MSYS% CYGWIN%,$(UNAME_S)),)
+  SO      = dll
+  SOFLAGS = -shared -fvisibility=hidden
+else
+  SO      = so
+  SOFLAGS = -fPIC -shared -fvisibility=hidden
+endif
+LOADABLE = chash.$(SO)
+
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+
 DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev zlib1g-dev python3 python3-xxhash
 DEBS_HARD = clang libclang-rt-14-dev valgrind
+DEBS_PYTHON = python3-venv python3-pip python3-setuptools
 
-.PHONY: gen gen-check all deps deps-hard demo test test-asan test-valgrind test-oom test-hard fuzz fuzz-replay test-compat unit bench clean experiments plot-deps
+.PHONY: gen gen-check all deps deps-hard demo test test-asan test-valgrind test-oom test-hard fuzz fuzz-replay test-compat unit bench clean experiments plot-deps \
+        install uninstall dist test-dist test-install test-sqlite-versions test-python test-node deps-npm deps-python
 
-all: chash.so
+all: $(LOADABLE)
 
 # Install the Debian packages named in $(1) that are missing (as root), or
 # stop and print the command that would (otherwise).
-need_debs = @missing=""; \
+need_debs = @if ! command -v dpkg-query >/dev/null 2>&1; then \
+	  echo "not a Debian system: make deps cannot check for$(foreach p,$(1), $(p))"; \
+	  echo "(install their equivalents by hand if the build or the tests fail)"; \
+	  exit 0; \
+	fi; \
+	missing=""; \
 	for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' \
 	    || missing="$$missing $$p"; \
@@ -69,91 +112,104 @@ deps-hard:
 plot-deps:
 	$(call need_debs,gnuplot-nox)
 
-chash.so: $(SRC) $(HDR) | deps
-	$(CC) $(STD) $(CFLAGS) $(WARN) $(SOFLAGS) $(INC) -o $@ $(SRC) $(LIBS)
+# npm, for the SQLite amalgamations and the Node package (the machine's own
+# Node.js is used when there is one)
+deps-npm:
+	@command -v npm >/dev/null 2>&1 || { $(call need_debs,nodejs npm) ; }
 
-build/runner: tests/harness/runner.c | deps
+deps-python:
+	$(call need_debs,$(DEBS_PYTHON))
+
+$(LOADABLE): $(SRC) $(HDR)
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SOFLAGS) $(INC) -o $@ $(SRC) $(LDFLAGS) $(LIBS)
+
+build/runner: tests/harness/runner.c
 	@mkdir -p build
-	$(CC) $(STD) $(CFLAGS) $(WARN) -o $@ $< -lsqlite3 -lnettle
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LDFLAGS) -lsqlite3 -lnettle
 
-build/ring_test: tests/unit/ring_test.c $(CORE) $(HDR) | deps
+build/ring_test: tests/unit/ring_test.c $(CORE) $(HDR)
 	@mkdir -p build
-	$(CC) $(STD) $(CFLAGS) $(WARN) $(INC) -o $@ tests/unit/ring_test.c $(CORE) $(LIBS)
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) $(INC) -o $@ tests/unit/ring_test.c $(CORE) $(LIBS)
 
-demo: chash.so
+demo: deps $(LOADABLE)
 	sqlite3 :memory: -cmd '.load ./chash' < sql/demo.sql
 
-build/algos_test: tests/unit/algos_test.c $(CORE) $(HDR) | deps
+build/algos_test: tests/unit/algos_test.c $(CORE) $(HDR)
 	@mkdir -p build
-	$(CC) $(STD) $(CFLAGS) $(WARN) $(INC) -o $@ tests/unit/algos_test.c $(CORE) $(LIBS)
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) $(INC) -o $@ tests/unit/algos_test.c $(CORE) $(LIBS)
 
-build/ring_points_test: tests/unit/ring_points_test.c $(CORE) $(HDR) | deps
+build/ring_points_test: tests/unit/ring_points_test.c $(CORE) $(HDR)
 	@mkdir -p build
-	$(CC) $(STD) $(CFLAGS) $(WARN) $(INC) -o $@ tests/unit/ring_points_test.c $(CORE) $(LIBS)
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) $(INC) -o $@ tests/unit/ring_points_test.c $(CORE) $(LIBS)
 
-build/geometry_test: tests/unit/geometry_test.c $(CORE) $(HDR) | deps
+build/geometry_test: tests/unit/geometry_test.c $(CORE) $(HDR)
 	@mkdir -p build
-	$(CC) $(STD) $(CFLAGS) $(WARN) $(INC) -o $@ tests/unit/geometry_test.c $(CORE) $(LIBS)
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) $(INC) -o $@ tests/unit/geometry_test.c $(CORE) $(LIBS)
 
 # The benchmark links the ring core directly and loads chash.so for the
 # rest; with libmemcached-dev installed it also races libmemcached's ketama.
 BENCH_LM = $(shell pkg-config --exists libmemcached 2>/dev/null && echo \
              -DBENCH_LIBMEMCACHED $$(pkg-config --libs libmemcached))
-tests/bench/bench: tests/bench/bench.c $(CORE) $(HDR) | deps
-	$(CC) $(STD) $(CFLAGS) $(WARN) $(INC) -o $@ tests/bench/bench.c $(CORE) \
+tests/bench/bench: tests/bench/bench.c $(CORE) $(HDR)
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) $(INC) -o $@ tests/bench/bench.c $(CORE) \
 	  -lsqlite3 $(BENCH_LM) $(LIBS)
 
-bench: chash.so tests/bench/bench
-	tests/bench/bench --ext ./chash.so
+bench: $(LOADABLE) tests/bench/bench
+	tests/bench/bench --ext ./$(LOADABLE)
 
-test: chash.so build/runner build/ring_test build/algos_test build/ring_points_test build/geometry_test
+# The test builds fail on any warning.
+TEST_TARGETS = test test-asan test-valgrind test-oom test-hard fuzz fuzz-replay test-compat \
+               bench test-dist test-install test-sqlite-versions test-python test-node
+$(TEST_TARGETS): WERROR = -Werror
+
+test: deps $(LOADABLE) build/runner build/ring_test build/algos_test build/ring_points_test build/geometry_test
 	build/ring_test
 	build/algos_test
 	build/ring_points_test
 	build/geometry_test
 	$(MAKE) --no-print-directory gen-check
-	build/runner --ext ./chash.so tests/sql/*.test tests/gen/*.test
-	tests/harness/migration.sh ./chash.so
-	/usr/bin/python3 tests/harness/deserialize.py ./chash.so
+	build/runner --ext ./$(LOADABLE) tests/sql/*.test tests/gen/*.test
+	tests/harness/migration.sh ./$(LOADABLE)
+	/usr/bin/python3 tests/harness/deserialize.py ./$(LOADABLE)
 
 # The generated .test files (tests/gen/): gen-check fails if a committed
 # file differs from what its generator writes; gen rewrites them.
 # (a generator is a script that hands its files to genfiles.main)
 GEN_SCRIPTS = $(shell grep -l 'genfiles.main' tests/gen/*.py)
 
-gen-check: | deps
+gen-check: deps
 	@for g in $(GEN_SCRIPTS); do /usr/bin/python3 $$g --check || exit 1; done
 
-gen: | deps
+gen: deps
 	@for g in $(GEN_SCRIPTS); do /usr/bin/python3 $$g --write || exit 1; done
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer;
 # any report fails the run.
-build/asan/chash.so: $(SRC) $(HDR) | deps
+build/asan/chash.so: $(SRC) $(HDR)
 	@mkdir -p build/asan
 	$(CC) $(STD) -O1 $(WARN) $(SAN) $(SOFLAGS) $(INC) -o $@ $(SRC) $(LIBS)
 
-build/asan/runner: tests/harness/runner.c | deps
+build/asan/runner: tests/harness/runner.c
 	@mkdir -p build/asan
 	$(CC) $(STD) -O1 $(WARN) $(SAN) -o $@ $< -lsqlite3 -lnettle
 
-build/asan/ring_test: tests/unit/ring_test.c $(CORE) $(HDR) | deps
+build/asan/ring_test: tests/unit/ring_test.c $(CORE) $(HDR)
 	@mkdir -p build/asan
 	$(CC) $(STD) -O1 $(WARN) $(SAN) $(INC) -o $@ tests/unit/ring_test.c $(CORE) $(LIBS)
 
-build/asan/algos_test: tests/unit/algos_test.c $(CORE) $(HDR) | deps
+build/asan/algos_test: tests/unit/algos_test.c $(CORE) $(HDR)
 	@mkdir -p build/asan
 	$(CC) $(STD) -O1 $(WARN) $(SAN) $(INC) -o $@ tests/unit/algos_test.c $(CORE) $(LIBS)
 
-build/asan/ring_points_test: tests/unit/ring_points_test.c $(CORE) $(HDR) | deps
+build/asan/ring_points_test: tests/unit/ring_points_test.c $(CORE) $(HDR)
 	@mkdir -p build/asan
 	$(CC) $(STD) -O1 $(WARN) $(SAN) $(INC) -o $@ tests/unit/ring_points_test.c $(CORE) $(LIBS)
 
-build/asan/geometry_test: tests/unit/geometry_test.c $(CORE) $(HDR) | deps
+build/asan/geometry_test: tests/unit/geometry_test.c $(CORE) $(HDR)
 	@mkdir -p build/asan
 	$(CC) $(STD) -O1 $(WARN) $(SAN) $(INC) -o $@ tests/unit/geometry_test.c $(CORE) $(LIBS)
 
-test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test build/asan/algos_test build/asan/ring_points_test build/asan/geometry_test
+test-asan: deps build/asan/chash.so build/asan/runner build/asan/ring_test build/asan/algos_test build/asan/ring_points_test build/asan/geometry_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/ring_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -171,15 +227,15 @@ test-asan: build/asan/chash.so build/asan/runner build/asan/ring_test build/asan
 # leak fails it) while test-asan runs it under AddressSanitizer.
 VALGRIND_TESTS = $(filter-out tests/sql/oom.test,$(wildcard tests/sql/*.test tests/gen/*.test))
 
-test-valgrind: chash.so build/runner | deps-hard
+test-valgrind: $(LOADABLE) build/runner | deps-hard
 	valgrind --quiet --leak-check=full --show-leak-kinds=definite,indirect \
 	  --errors-for-leak-kinds=definite,indirect --error-exitcode=1 \
-	  build/runner --ext ./chash.so $(VALGRIND_TESTS)
+	  build/runner --ext ./$(LOADABLE) $(VALGRIND_TESTS)
 
 # Every statement and query of every .test file, run first with allocation
 # N = 1, 2, 3 ... failing (see tests/harness/runner.c, "oom").
-test-oom: chash.so build/runner
-	build/runner --oom --ext ./chash.so tests/sql/*.test tests/gen/*.test
+test-oom: $(LOADABLE) build/runner
+	build/runner --oom --ext ./$(LOADABLE) tests/sql/*.test tests/gen/*.test
 
 # Processes against one database: concurrent readers and writers (WAL), and
 # writers killed with SIGKILL mid-transaction. HARD_SECONDS and
@@ -187,18 +243,18 @@ test-oom: chash.so build/runner
 HARD_SECONDS ?= 5
 CRASH_ROUNDS ?= 40
 
-build/concurrency: tests/harness/concurrency.c | deps
+build/concurrency: tests/harness/concurrency.c
 	@mkdir -p build
-	$(CC) $(STD) $(CFLAGS) $(WARN) -o $@ $< -lsqlite3
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LDFLAGS) -lsqlite3
 
-build/crash: tests/harness/crash.c | deps
+build/crash: tests/harness/crash.c
 	@mkdir -p build
-	$(CC) $(STD) $(CFLAGS) $(WARN) -o $@ $< -lsqlite3
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LDFLAGS) -lsqlite3
 
-test-hard: chash.so build/runner build/concurrency build/crash
-	build/concurrency --ext ./chash.so --seconds $(HARD_SECONDS)
-	build/crash --ext ./chash.so --rounds $(CRASH_ROUNDS)
-	build/runner --ext ./chash.so tests/slow/*.test
+test-hard: $(LOADABLE) build/runner build/concurrency build/crash
+	build/concurrency --ext ./$(LOADABLE) --seconds $(HARD_SECONDS)
+	build/crash --ext ./$(LOADABLE) --rounds $(CRASH_ROUNDS)
+	build/runner --ext ./$(LOADABLE) tests/slow/*.test
 
 # libFuzzer targets (clang): the extension linked in statically with the
 # system libsqlite3. New corpus entries go to build/fuzz/corpus-NAME; the
@@ -221,7 +277,7 @@ FUZZ_FLAGS = $(STD) -g $(FUZZ_OPT) $(WARN) -fsanitize=fuzzer,$(FUZZ_SANITIZE) \
              -fno-sanitize-recover=all -DSQLITE_CORE $(INC) \
              -DRING_MAX_POINTS=16384 -DRING_MAX_TABLE=65537
 
-$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(SRC) $(HDR) | deps deps-hard
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(SRC) $(HDR) | deps-hard
 	@mkdir -p $(FUZZ_DIR)
 	clang $(FUZZ_FLAGS) -o $@ $< $(SRC) -lsqlite3 $(LIBS)
 
@@ -257,14 +313,14 @@ fuzz-replay:
 # groupcache and the ring options against Go's groupcache package and a
 # Java TreeMap ring (golang-go, golang-github-golang-groupcache-dev,
 # openjdk-17-jdk-headless).
-test-compat: chash.so
+test-compat: $(LOADABLE)
 	tests/compat/run.sh
 
 # The experiments: each sql/NAME.sql prints its tables into out/NAME.txt;
 # the two that are plotted also leave their table NAME in out/NAME.tsv.
 PLOTTED = vnode_sweep modn_vs_ring
 
-experiments: chash.so plot-deps
+experiments: $(LOADABLE) plot-deps
 	@mkdir -p out
 	@for e in $(PLOTTED); do \
 	  echo "== sql/$$e.sql"; \
@@ -279,5 +335,109 @@ experiments: chash.so plot-deps
 	gnuplot sql/plots.gp
 	@ls out/*.svg out/*.png
 
+# ------------------------------------------------------------ getting it
+# make install: the loadable and the public header chash.h.
+install: $(LOADABLE)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)
+	install -m 755 $(LOADABLE) $(DESTDIR)$(LIBDIR)/$(LOADABLE)
+	install -m 644 include/chash.h $(DESTDIR)$(INCLUDEDIR)/chash.h
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/$(LOADABLE) $(DESTDIR)$(INCLUDEDIR)/chash.h
+
+# Installs into a temporary DESTDIR, loads the installed extension in the
+# sqlite3 shell, uninstalls and checks that nothing is left.
+test-install: deps $(LOADABLE)
+	tests/packaging/install.sh
+
+# The one-file build: tools/amalgamate.sh joins ext/ into dist/chash.c (and
+# stops on a name two files would both define). A program built from it
+# links what the loadable links.
+dist: dist/chash.c
+
+dist/chash.c dist/chash.h: tools/amalgamate.sh $(SRC) $(HDR)
+	CC="$(CC)" tools/amalgamate.sh dist
+
+build/dist/chash.so: dist/chash.c
+	@mkdir -p build/dist
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SOFLAGS) -o $@ dist/chash.c $(LDFLAGS) $(LIBS)
+
+# The runner and the tour with chash linked in (-DSQLITE_CORE): each
+# registers it with sqlite3_auto_extension().
+build/dist/runner-embedded: tests/harness/runner.c dist/chash.c
+	@mkdir -p build/dist
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) -DSQLITE_CORE -DCHASH_EMBEDDED -Idist -o $@ \
+	  tests/harness/runner.c dist/chash.c $(LDFLAGS) -lsqlite3 $(LIBS)
+
+build/dist/embedded: tests/harness/embedded.c dist/chash.c
+	@mkdir -p build/dist
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) -DSQLITE_CORE -Idist -o $@ \
+	  tests/harness/embedded.c dist/chash.c $(LDFLAGS) -lsqlite3 $(LIBS)
+
+# The suite with dist/chash.c built as a loadable and linked in; the tour
+# linked in prints what the shell prints with the loadable.
+test-dist: deps build/runner build/dist/chash.so build/dist/runner-embedded build/dist/embedded $(LOADABLE)
+	build/runner --ext ./build/dist/chash.so tests/sql/*.test tests/gen/*.test
+	build/dist/runner-embedded tests/sql/*.test tests/gen/*.test
+	build/dist/embedded sql/demo.sql > build/dist/tour-embedded.txt
+	grep -v '^\.' sql/demo.sql | sqlite3 -batch :memory: -cmd '.load ./$(LOADABLE)' \
+	  > build/dist/tour-loadable.txt
+	cmp build/dist/tour-embedded.txt build/dist/tour-loadable.txt
+	@echo "tour: $$(wc -l < build/dist/tour-embedded.txt) lines, linked in = loadable"
+
+# ---------------------------------------------------------- SQLite versions
+# The suite against SQLite amalgamations (sqlite3.c, sqlite3.h) taken from
+# better-sqlite3 releases on npm, each compiled into the runner so that its
+# SQLite, not the system's, loads chash: the oldest SQLite chash supports
+# and the newest at hand. The files in tests/sql-newest/ run on the newest
+# only (SQLite 3.44 or later: PRAGMA integrity_check reaching the virtual
+# table). One release just below the oldest must refuse to load chash.
+SQLITE_BELOW  = 3.38.5
+SQLITE_OLDEST = 3.39.0
+SQLITE_NEWEST = 3.54.1
+BSQ_3.38.5 = 7.5.3
+BSQ_3.39.0 = 7.6.0
+BSQ_3.54.1 = 13.2.0
+NEWEST_TESTS = $(wildcard tests/sql-newest/*.test)
+AMALGAMATION_FLAGS = -DSQLITE_THREADSAFE=1 -DSQLITE_ENABLE_DBSTAT_VTAB -DSQLITE_ENABLE_JSON1
+
+.PRECIOUS: build/sqlite/%/sqlite3.c build/sqlite/%/sqlite3.o
+
+build/sqlite/%/sqlite3.c: | deps-npm
+	@test -n "$(BSQ_$*)" || { echo "no better-sqlite3 release known for SQLite $*"; exit 1; }
+	@mkdir -p build/sqlite/$*
+	cd build/sqlite && npm pack --silent better-sqlite3@$(BSQ_$*) >/dev/null
+	tar -xzf build/sqlite/better-sqlite3-$(BSQ_$*).tgz -C build/sqlite/$* --strip-components=3 \
+	  package/deps/sqlite3/sqlite3.c package/deps/sqlite3/sqlite3.h
+	@rm -f build/sqlite/better-sqlite3-$(BSQ_$*).tgz
+	@grep -q '^#define SQLITE_VERSION  *"$*"' build/sqlite/$*/sqlite3.h \
+	  || { echo "better-sqlite3@$(BSQ_$*) does not hold SQLite $*"; rm -f $@; exit 1; }
+
+build/sqlite/%/sqlite3.o: build/sqlite/%/sqlite3.c
+	$(CC) -O1 -w $(AMALGAMATION_FLAGS) -c -o $@ $<
+
+build/sqlite/%/runner: tests/harness/runner.c build/sqlite/%/sqlite3.o
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) -Ibuild/sqlite/$* -o $@ $< build/sqlite/$*/sqlite3.o \
+	  $(LDFLAGS) -lnettle -lpthread -ldl -lm
+
+build/sqlite/%/floor: tests/harness/floor.c include/chash.h build/sqlite/%/sqlite3.o
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) -Ibuild/sqlite/$* -Iinclude -o $@ $< build/sqlite/$*/sqlite3.o \
+	  $(LDFLAGS) -lpthread -ldl -lm
+
+test-sqlite-versions: deps $(LOADABLE) build/sqlite/$(SQLITE_BELOW)/floor \
+                      build/sqlite/$(SQLITE_OLDEST)/runner build/sqlite/$(SQLITE_NEWEST)/runner
+	build/sqlite/$(SQLITE_BELOW)/floor ./$(LOADABLE)
+	build/sqlite/$(SQLITE_OLDEST)/runner --ext ./$(LOADABLE) tests/sql/*.test tests/gen/*.test
+	build/sqlite/$(SQLITE_NEWEST)/runner --ext ./$(LOADABLE) tests/sql/*.test tests/gen/*.test $(NEWEST_TESTS)
+
+# --------------------------------------------------------------- bindings
+# The Python package, installed offline into a venv of Debian's python3,
+# and the npm package, packed and installed beside better-sqlite3 from npm.
+test-python: deps deps-python $(LOADABLE)
+	tests/packaging/python.sh
+
+test-node: deps deps-npm $(LOADABLE)
+	tests/packaging/node.sh
+
 clean:
-	rm -rf chash.so tests/bench/bench build
+	rm -rf chash.so chash.dylib chash.dll tests/bench/bench build dist

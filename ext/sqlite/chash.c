@@ -11,6 +11,11 @@
 SQLITE_EXTENSION_INIT1
 
 #include "sqlite_layer.h"
+#include "chash.h"
+
+#if SQLITE_VERSION_NUMBER < CHASH_SQLITE_MIN_VERSION_NUMBER
+#error "chash needs the headers of SQLite 3.39.0 or later (sqlite3_db_name)"
+#endif
 
 static void *ring_sqlite_malloc(size_t n){
   return sqlite3_malloc64(n);
@@ -24,8 +29,16 @@ __attribute__((visibility("default")))
 int sqlite3_chash_init(sqlite3 *db, char **pzErrMsg,
                        const sqlite3_api_routines *pApi){
   SQLITE_EXTENSION_INIT2(pApi);
-  if( sqlite3_libversion_number()<3038000 ){
-    if( pzErrMsg ) *pzErrMsg = sqlite3_mprintf("chash needs SQLite 3.38 or later");
+  /* An older SQLite's table of routines ends before the newer ones that
+  ** chash calls: calling one would jump through whatever lies beyond it.
+  ** So nothing but three old routines (the version, its number and
+  ** sqlite3_mprintf) runs before this check. */
+  if( sqlite3_libversion_number()<CHASH_SQLITE_MIN_VERSION_NUMBER ){
+    if( pzErrMsg ){
+      *pzErrMsg = sqlite3_mprintf("chash needs SQLite %s or later;"
+                                  " this is SQLite %s",
+                                  CHASH_SQLITE_MIN_VERSION, sqlite3_libversion());
+    }
     return SQLITE_ERROR;
   }
   ring_set_allocator(ring_sqlite_malloc, sqlite3_free);

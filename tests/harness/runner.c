@@ -4,7 +4,11 @@
 ** Usage:   build/runner [--ext PATH] [--ht N] [--oom] FILE.test...
 **
 **   --ext PATH   the extension to load into every connection, with entry
-**                point sqlite3_chash_init (default ./chash.so)
+**                point sqlite3_chash_init (default ./chash.so). A runner
+**                built with -DCHASH_EMBEDDED has chash linked in (the
+**                one-file build, dist/chash.c with -DSQLITE_CORE) and
+**                registers it with sqlite3_auto_extension() instead: it
+**                takes no --ext.
 **   --ht N       the hash-threshold each file starts with (default 0)
 **   --oom        test every statement and query record as "oom" does
 **                (but ATTACH, DETACH, and records run while a schema is
@@ -17,7 +21,8 @@
 ** A failure is printed as "FILE:LINE: reason", followed by the SQL and,
 ** where there are any, the expected and actual results, in a form that can
 ** be pasted back into the script. The last line is
-** "N passed, N failed, N skipped", summed over all files. The exit status
+** "N passed, N failed, N skipped", summed over all files; the first line
+** names the SQLite it runs on. The exit status
 ** is 1 if anything failed or a file could not be read, 2 on a usage error.
 **
 ** The format is sqlite.org's sqllogictest, narrowed as in Part F of the
@@ -117,6 +122,9 @@
 
 #include <nettle/md5.h>
 #include <sqlite3.h>
+#ifdef CHASH_EMBEDDED
+#include "chash.h"
+#endif
 
 /* The engine name that skipif and onlyif compare with. */
 #define ENGINE_NAME "sqlite"
@@ -408,9 +416,11 @@ static sqlite3 *openDb(Script *p, int iLine, const char *zName){
                        SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE, 0);
   if( rc==SQLITE_OK ){
     sqlite3_busy_timeout(db, 2000);
+#ifndef CHASH_EMBEDDED
     /* This enables the C API only: SQL's load_extension() stays off. */
     sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 1, (int*)0);
     rc = sqlite3_load_extension(db, zExtension, "sqlite3_chash_init", &zErr);
+#endif
   }
   if( rc!=SQLITE_OK ){
     fail(p, iLine, "cannot open connection %s with extension %s: %s",
@@ -1392,8 +1402,19 @@ int main(int argc, char **argv){
   faultInstall();
   azFile = oom(sqlite3_malloc64(sizeof(char*)*argc));
 
+#ifdef CHASH_EMBEDDED
+  zExtension = "chash (linked in)";
+  if( sqlite3_auto_extension((void (*)(void))sqlite3_chash_init)!=SQLITE_OK ){
+    fprintf(stderr, "runner: cannot register chash\n");
+    return 2;
+  }
+#endif
+
   for(i=1; i<argc; i++){
     if( strcmp(argv[i], "--ext")==0 && i+1<argc ){
+#ifdef CHASH_EMBEDDED
+      usage(argv[0]);
+#endif
       zExtension = argv[++i];
     }else if( strcmp(argv[i], "--oom")==0 ){
       bOomAll = 1;
@@ -1407,6 +1428,7 @@ int main(int argc, char **argv){
     }
   }
   if( nFile==0 ) usage(argv[0]);
+  printf("runner: SQLite %s, %s\n", sqlite3_libversion(), zExtension);
 
   /* A private directory, so that runs in parallel do not collide. */
   zDir = oom(sqlite3_mprintf("%s/chash-slt-XXXXXX",
