@@ -75,7 +75,7 @@ DEBS_HARD = clang libclang-rt-14-dev valgrind
 DEBS_PYTHON = python3-venv python3-pip python3-setuptools
 
 .PHONY: gen gen-check all deps deps-hard demo test test-asan test-valgrind test-oom test-hard fuzz fuzz-replay test-compat unit bench clean experiments plot-deps \
-        install uninstall dist test-dist test-install test-sqlite-versions test-python test-node deps-npm deps-python
+        install uninstall dist test-dist test-install test-sqlite-versions test-python test-node deps-npm deps-npm-debian deps-python
 
 all: $(LOADABLE)
 
@@ -115,7 +115,10 @@ plot-deps:
 # npm, for the SQLite amalgamations and the Node package (the machine's own
 # Node.js is used when there is one)
 deps-npm:
-	@command -v npm >/dev/null 2>&1 || { $(call need_debs,nodejs npm) ; }
+	@command -v npm >/dev/null 2>&1 || $(MAKE) --no-print-directory deps-npm-debian
+
+deps-npm-debian:
+	$(call need_debs,nodejs npm)
 
 deps-python:
 	$(call need_debs,$(DEBS_PYTHON))
@@ -399,7 +402,8 @@ BSQ_3.38.5 = 7.5.3
 BSQ_3.39.0 = 7.6.0
 BSQ_3.54.1 = 13.2.0
 NEWEST_TESTS = $(wildcard tests/sql-newest/*.test)
-AMALGAMATION_FLAGS = -DSQLITE_THREADSAFE=1 -DSQLITE_ENABLE_DBSTAT_VTAB -DSQLITE_ENABLE_JSON1
+# The tests use sqrt() and URI file names, as Debian's SQLite has them.
+AMALGAMATION_FLAGS = -DSQLITE_THREADSAFE=1 -DSQLITE_ENABLE_MATH_FUNCTIONS -DSQLITE_USE_URI=1
 
 .PRECIOUS: build/sqlite/%/sqlite3.c build/sqlite/%/sqlite3.o
 

@@ -1,14 +1,15 @@
 /*
 ** tests/harness/floor.c: chash refuses an SQLite older than it supports.
 **
-** Usage:   build/sqlite/floor-VERSION EXTENSION
+** Usage:   build/sqlite/VERSION/floor EXTENSION
 **
 ** Built with the amalgamation of an SQLite older than chash's oldest
 ** supported version (see make test-sqlite-versions), it loads EXTENSION
 ** into a connection. The load must fail with chash's message naming both
-** versions. If it loads instead, the program goes on with what crashed
-** chash's old check on 3.38 (a ring, three nodes, one lookup) and reports
-** the failure, if it gets that far. Prints "N passed, N failed".
+** versions (SQLite may put its own words before it). If it loads instead,
+** the program goes on with what crashed chash's old check on 3.38 (a ring,
+** three nodes, one lookup) and reports the failure, if it gets that far.
+** Prints "N passed, N failed".
 */
 #include <stdio.h>
 #include <string.h>
@@ -36,7 +37,7 @@ int main(int argc, char **argv){
   sqlite3_enable_load_extension(db, 1);
   rc = sqlite3_load_extension(db, argv[1], "sqlite3_chash_init", &zErr);
   if( rc!=SQLITE_OK ){
-    int bOk = zErr && strcmp(zErr, zWant)==0;
+    int bOk = zErr && strstr(zErr, zWant)!=0;
     printf("floor: load refused: %s\n", zErr ? zErr : "(no message)");
     if( !bOk ) printf("floor: expected: %s\n", zWant);
     sqlite3_free(zErr);
