@@ -72,10 +72,10 @@ INCLUDEDIR ?= $(PREFIX)/include
 
 DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev zlib1g-dev python3 python3-xxhash
 DEBS_HARD = clang libclang-rt-14-dev valgrind
-DEBS_PYTHON = python3-venv python3-pip python3-setuptools
+DEBS_PYTHON = python3-venv python3-pip python3-setuptools python3-wheel
 
 .PHONY: gen gen-check all deps deps-hard demo test test-asan test-valgrind test-oom test-hard fuzz fuzz-replay test-compat unit bench clean experiments plot-deps \
-        install uninstall dist test-dist test-install test-sqlite-versions test-python test-node deps-npm deps-npm-debian deps-python
+        install uninstall dist test-dist test-install test-sqlite-versions test-python test-node deps-npm deps-npm-debian deps-node deps-python
 
 all: $(LOADABLE)
 
@@ -122,6 +122,10 @@ deps-npm-debian:
 
 deps-python:
 	$(call need_debs,$(DEBS_PYTHON))
+
+# better-sqlite3 builds its addon with g++ where npm has no prebuilt one
+deps-node: deps-npm
+	$(call need_debs,g++)
 
 $(LOADABLE): $(SRC) $(HDR)
 	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SOFLAGS) $(INC) -o $@ $(SRC) $(LDFLAGS) $(LIBS)
@@ -440,7 +444,7 @@ test-sqlite-versions: deps $(LOADABLE) build/sqlite/$(SQLITE_BELOW)/floor \
 test-python: deps deps-python $(LOADABLE)
 	tests/packaging/python.sh
 
-test-node: deps deps-npm $(LOADABLE)
+test-node: deps deps-node $(LOADABLE)
 	tests/packaging/node.sh
 
 clean:
