@@ -29,6 +29,7 @@ int main(int argc, char **argv){
   snprintf(zWant, sizeof(zWant), "chash needs SQLite %s or later;"
            " this is SQLite %s", CHASH_SQLITE_MIN_VERSION, sqlite3_libversion());
   printf("floor: SQLite %s, %s\n", sqlite3_libversion(), argv[1]);
+  fflush(stdout);                 /* seen even if what follows crashes */
 
   if( sqlite3_open(":memory:", &db)!=SQLITE_OK ){
     fprintf(stderr, "floor: cannot open a database\n");
@@ -47,6 +48,7 @@ int main(int argc, char **argv){
   }
 
   printf("floor: SQLite %s loaded chash: it must refuse\n", sqlite3_libversion());
+  fflush(stdout);
   rc = sqlite3_exec(db,
       "CREATE VIRTUAL TABLE s USING chash;"
       "INSERT INTO s(node) VALUES('a'),('b'),('c');"
