@@ -362,8 +362,10 @@ test-install: deps $(LOADABLE)
 # links what the loadable links.
 dist: dist/chash.c
 
-dist/chash.c dist/chash.h: tools/amalgamate.sh $(SRC) $(HDR)
+dist/chash.c: tools/amalgamate.sh $(SRC) $(HDR)
 	CC="$(CC)" tools/amalgamate.sh dist
+
+dist/chash.h: dist/chash.c
 
 build/dist/chash.so: dist/chash.c
 	@mkdir -p build/dist
@@ -448,4 +450,5 @@ test-node: deps deps-node $(LOADABLE)
 	tests/packaging/node.sh
 
 clean:
-	rm -rf chash.so chash.dylib chash.dll tests/bench/bench build dist
+	rm -rf chash.so chash.dylib chash.dll tests/bench/bench build dist \
+	  bindings/python/build bindings/python/src/*.egg-info bindings/node/lib bindings/node/*.tgz
