@@ -319,7 +319,8 @@ fuzz-replay:
 # stops them.
 # groupcache and the ring options against Go's groupcache package and a
 # Java TreeMap ring (golang-go, golang-github-golang-groupcache-dev,
-# openjdk-17-jdk-headless).
+# openjdk-17-jdk-headless). redis_cluster and hash_tag against
+# redis-server, redis-cli and nutcracker (redis-server, redis-tools).
 test-compat: $(LOADABLE)
 	tests/compat/run.sh
 

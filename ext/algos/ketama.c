@@ -137,6 +137,12 @@ static int ketama_check_options(ring_config *cfg, unsigned set, char *zErr,
              hash_name(cfg->hash));
     return 1;
   }
+  if( cfg->hash==HASH_CRC16 ){
+    snprintf(zErr, nErr, "algorithm ketama does not take hash crc16: "
+             "chash's crc16 is Redis Cluster's 16-bit CRC, and twemproxy's "
+             "hash: crc16 keeps bits above 16 that it drops");
+    return 1;
+  }
   if( cfg->vnodes%4!=0 ){
     snprintf(zErr, nErr, "vnodes: algorithm ketama needs a multiple of 4 "
              "(each MD5 digest gives 4 points); twemproxy and libmemcached "

@@ -17,7 +17,8 @@
   X(haproxy)          \
   X(dubbo)            \
   X(envoy_ring)        \
-  X(groupcache)
+  X(groupcache)       \
+  X(redis_cluster)
 
 #define ALGO_DECLARE(name) extern const ring_algo algo_##name;
 #define ALGO_ENTRY(name) &algo_##name,

@@ -99,6 +99,11 @@ struct ring_algo {
   ** applied). NULL: hash_bytes under cfg's hash and seed. */
   uint64_t (*key_position)(const ring_config *cfg, const void *p, size_t n);
 
+  /* Bits of the positions key_position makes, when they are not the
+  ** hash's (redis_cluster: 14, its slots): positions, shares, arcs and
+  ** diffs then live in [0, 2^key_bits). 0: hash_space_bits of the hash. */
+  unsigned key_bits;
+
   /* POINTS: node n's point positions in the order it makes them, into
   ** aPos (r->nodes[n].points entries); returns the replica number of
   ** aPos[0] (ch_points' replica column). */
@@ -137,10 +142,12 @@ struct ring_algo {
                       char *zErr, size_t nErr);
 };
 
-/* The position of a key's n bytes under cfg: the algorithm's key hash,
-** by default the ring's hash and seed. Inline: it runs once per row. */
+/* The position of a key's n bytes under cfg: the part the hash_tag option
+** picks (hash_tag_part), then the algorithm's key hash, by default the
+** ring's hash and seed. Inline: it runs once per row. */
 static inline uint64_t ring_key_position(const ring_config *cfg,
                                          const void *p, size_t n){
+  if( cfg->hash_tag[0] ) p = hash_tag_part(cfg->hash_tag, p, n, &n);
   if( cfg->algo->key_position ) return cfg->algo->key_position(cfg, p, n);
   return hash_bytes(cfg->hash, cfg->seed, p, n);
 }

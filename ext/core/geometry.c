@@ -12,7 +12,7 @@
 /* ------------------------------------------ ranges (the rest: inline) */
 
 uint64_t ring_space_top(const ring *r){
-  unsigned b = hash_space_bits(r->config.hash);
+  unsigned b = ring_space_bits(&r->config);
   return b==64 ? UINT64_MAX : ((uint64_t)1<<b) - 1;
 }
 

@@ -2,8 +2,8 @@
 ** geometry.h: a ring's hash space cut into pieces, and the walks over it
 ** that the table-valued functions list as rows. Pure C, no SQLite calls.
 **
-** Positions are in [0, top], top = 2^b - 1 with b = hash_space_bits of the
-** ring's hash (64, 32 or 15). A cyclic range [s, e] runs from s up to e,
+** Positions are in [0, top], top = 2^b - 1 with b = ring_space_bits of the
+** ring (64, 32, 16, 15 or 14). A cyclic range [s, e] runs from s up to e,
 ** wrapping from top to 0 when s > e; [e+1, e] is the whole space. SQL shows
 ** positions as signed integers, so a range across the place where signed
 ** values drop (2^63-1 -> -2^63 in a 64-bit space, top -> 0 in a smaller

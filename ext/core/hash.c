@@ -5,9 +5,11 @@
 ** xxHash comes from Debian's libxxhash-dev and is inlined here
 ** (XXH_INLINE_ALL), so chash.so has no runtime dependency on libxxhash.
 ** MD5 is nettle's and CRC-32 is zlib's (chash.so links both); the small
-** twemproxy/libmemcached hashes are in keyhash.c.
+** twemproxy/libmemcached hashes and Redis's CRC-16 are in keyhash.c. The
+** hash_tag rule (which bytes of a key are hashed) is here too.
 */
 #include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 #define XXH_INLINE_ALL
@@ -36,6 +38,7 @@ static const char *const hash_names_by_id[HASH_COUNT] = {
   [HASH_DJB2] = "djb2",
   [HASH_WT6] = "wt6",
   [HASH_MD5BE] = "md5be",
+  [HASH_CRC16] = "crc16",
 };
 
 int hash_from_name(const char *zName){
@@ -66,6 +69,7 @@ unsigned hash_space_bits(hash_id id){
     case HASH_XXH3:
     case HASH_XXH64: return 64;
     case HASH_CRC32: return 15;
+    case HASH_CRC16: return 16;
     default:         return 32;
   }
 }
@@ -79,6 +83,23 @@ void hash_md5(const void *pData, size_t nData, unsigned char digest[16]){
   md5_init(&ctx);
   md5_update(&ctx, nData, pData);
   md5_digest(&ctx, MD5_DIGEST_SIZE, digest);
+}
+
+const void *hash_tag_part(const char tag[2], const void *pKey, size_t nKey,
+                          size_t *pN){
+  const unsigned char *p = pKey;
+  const unsigned char *open = memchr(p, (unsigned char)tag[0], nKey);
+  if( open ){
+    size_t nAfter = nKey - (size_t)(open + 1 - p);
+    const unsigned char *close = memchr(open + 1, (unsigned char)tag[1],
+                                        nAfter);
+    if( close && close > open + 1 ){
+      *pN = (size_t)(close - (open + 1));
+      return open + 1;
+    }
+  }
+  *pN = nKey;
+  return pKey;
 }
 
 /* zlib's crc32 takes the length as uInt: feed long inputs in pieces. */
@@ -119,6 +140,7 @@ uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData){
       hash_md5(pData, nData, d);
       return (uint32_t)d[0]<<24 | (uint32_t)d[1]<<16 | (uint32_t)d[2]<<8
            | (uint32_t)d[3];
+    case HASH_CRC16:         return keyhash_crc16(p, nData);
     case HASH_XXH3:
     default:                 return XXH3_64bits_withSeed(pData, nData, seed);
   }

@@ -6,8 +6,9 @@
 ** 64-bit hashes (xxh3, xxh64) use the whole range and take a seed. The
 ** others are the key hashes of twemproxy and libmemcached, bit for bit,
 ** and the hashes of rings people write themselves (md5be): 32-bit values
-** (15-bit for crc32), no seed. hash_space_bits says how wide
-** a hash's positions are, so shares can be computed over the right space.
+** (15-bit for crc32), no seed; crc16 is Redis Cluster's 16-bit CRC.
+** hash_space_bits says how wide a hash's positions are, so shares can
+** be computed over the right space.
 */
 #ifndef CHASH_HASH_H
 #define CHASH_HASH_H
@@ -34,6 +35,7 @@ typedef enum hash_id {
   HASH_WT6,                /* HAProxy's wt6 */
   HASH_MD5BE,              /* MD5 bytes 0..3, big-endian (Java rings that
                            ** shift digest[0..3] into a long) */
+  HASH_CRC16,              /* CRC-16/XMODEM, 16-bit (Redis Cluster's) */
   HASH_COUNT
 } hash_id;
 
@@ -47,7 +49,7 @@ const char *hash_name(hash_id id);
 ** zOut (nOut bytes). Returns zOut. */
 const char *hash_names(char *zOut, size_t nOut);
 
-/* Bits in a hash's positions: 64, 32, or 15 (crc32). */
+/* Bits in a hash's positions: 64, 32, 16 (crc16) or 15 (crc32). */
 unsigned hash_space_bits(hash_id id);
 
 /* Does the hash take a seed? (Only the 64-bit ones do.) */
@@ -55,6 +57,17 @@ int hash_has_seed(hash_id id);
 
 /* The position of nData bytes at pData under hash id and seed. */
 uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData);
+
+/*
+** The bytes of a key that are hashed under a hash tag (the hash_tag
+** option; tag is two bytes, such as "{}"): when the key holds tag[0] and,
+** after it, tag[1] with at least one byte between the first tag[0] and
+** the first tag[1] after it, only the bytes between; otherwise the whole
+** key. Returns where they start and sets *pN to their length. This is
+** twemproxy's hash_tag and Redis Cluster's {...} rule.
+*/
+const void *hash_tag_part(const char tag[2], const void *pKey, size_t nKey,
+                          size_t *pN);
 
 /* The 16-byte MD5 digest of nData bytes at pData (ketama's points). */
 void hash_md5(const void *pData, size_t nData, unsigned char digest[16]);

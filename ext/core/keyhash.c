@@ -216,3 +216,20 @@ uint32_t keyhash_wt6(const unsigned char *p, size_t n){
   }
   return h0 ^ h1;
 }
+
+/* CRC-16/XMODEM four bits at a time: crc16_nibble[i] is the CRC register
+** after shifting i<<12 four times through the polynomial 0x1021. */
+static const uint16_t crc16_nibble[16] = {
+  0x0000, 0x1021, 0x2042, 0x3063, 0x4084, 0x50a5, 0x60c6, 0x70e7,
+  0x8108, 0x9129, 0xa14a, 0xb16b, 0xc18c, 0xd1ad, 0xe1ce, 0xf1ef
+};
+
+uint32_t keyhash_crc16(const unsigned char *p, size_t n){
+  uint32_t crc = 0;
+  for(size_t i=0; i<n; i++){
+    crc = (crc << 4) ^ crc16_nibble[((crc >> 12) ^ (p[i] >> 4)) & 0xf];
+    crc = (crc << 4) ^ crc16_nibble[((crc >> 12) ^ (p[i] & 0xf)) & 0xf];
+    crc &= 0xffff;
+  }
+  return crc;
+}

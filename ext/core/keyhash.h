@@ -1,6 +1,6 @@
 /*
 ** keyhash.h: the small key hashes of twemproxy, libmemcached and HAProxy,
-** written from their definitions. Each
+** and Redis Cluster's CRC-16, written from their definitions. Each
 ** maps bytes to a uint32_t exactly as those routers do on x86-64,
 ** including the sign extension of bytes >= 0x80 where they read a signed
 ** char.
@@ -24,5 +24,10 @@ uint32_t keyhash_hsieh(const unsigned char *p, size_t n);
 uint32_t keyhash_sdbm(const unsigned char *p, size_t n);
 uint32_t keyhash_djb2(const unsigned char *p, size_t n);
 uint32_t keyhash_wt6(const unsigned char *p, size_t n);
+
+/* Redis Cluster's CRC-16: CRC-16/XMODEM (polynomial 0x1021, most
+** significant bit first, initial value 0, no final XOR), 16 bits. Not
+** twemproxy's "crc16", which keeps the shifted-out bits above bit 15. */
+uint32_t keyhash_crc16(const unsigned char *p, size_t n);
 
 #endif

@@ -217,6 +217,25 @@ static void text_ties(const ring_config *cfg, char *zOut, size_t nOut){
   snprintf(zOut, nOut, "%s", option_ties_names[cfg->ties]);
 }
 
+/* Two ASCII characters, as twemproxy's hash_tag (which takes any two
+** bytes; a non-ASCII character would be two bytes on its own). */
+static int set_hash_tag(ring_config *cfg, const char *zValue, char *zErr,
+                        size_t nErr){
+  const unsigned char *z = (const unsigned char *)zValue;
+  if( strlen(zValue)!=2 || z[0]<0x20 || z[0]>0x7e || z[1]<0x20 || z[1]>0x7e ){
+    snprintf(zErr, nErr, "hash_tag: '%s' is not two ASCII characters (such "
+             "as '{}': then a key's bytes between its first '{' and the next "
+             "'}' are hashed, when there are any)", zValue);
+    return 1;
+  }
+  memcpy(cfg->hash_tag, zValue, 3);
+  return 0;
+}
+
+static void text_hash_tag(const ring_config *cfg, char *zOut, size_t nOut){
+  snprintf(zOut, nOut, "%s", cfg->hash_tag);
+}
+
 /* ------------------------------------------------------ the table */
 
 typedef struct option_def {
@@ -229,7 +248,8 @@ typedef struct option_def {
 } option_def;
 
 /* Options that apply to every algorithm. */
-#define OPTION_UNIVERSAL (OPTION_ALGORITHM|OPTION_HASH|OPTION_SEED)
+#define OPTION_UNIVERSAL (OPTION_ALGORITHM|OPTION_HASH|OPTION_SEED \
+                          |OPTION_HASH_TAG)
 
 static const option_def option_defs[] = {
   { "algorithm", OPTION_ALGORITHM, "the placement rule",
@@ -253,6 +273,8 @@ static const option_def option_defs[] = {
     text_first, 1 },
   { "ties", OPTION_TIES, "the rule for two points at one position",
     set_ties, text_ties, 0 },
+  { "hash_tag", OPTION_HASH_TAG, "the part of a key that is hashed",
+    set_hash_tag, text_hash_tag, 0 },
 };
 
 #define N_OPTION ((int)(sizeof(option_defs)/sizeof(option_defs[0])))

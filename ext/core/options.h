@@ -6,7 +6,7 @@
 ** Options are a table (options.c): adding one is a row there, a field of
 ** ring_config and an OPTION_ bit here. algorithm, hash and seed apply to
 ** every algorithm; the others to the algorithms whose descriptor lists
-** them (algo.h, `options`).
+** them (algo.h, `options`). hash_tag applies to every algorithm too.
 */
 #ifndef CHASH_OPTIONS_H
 #define CHASH_OPTIONS_H
@@ -27,6 +27,7 @@
 #define OPTION_TIES      0x100
 #define OPTION_MIN_RING  0x200
 #define OPTION_MAX_RING  0x400
+#define OPTION_HASH_TAG  0x800
 
 /* "algorithm, hash, ...": every option's name, for error messages, into
 ** zOut (nOut bytes). Returns zOut. */

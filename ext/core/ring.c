@@ -40,6 +40,7 @@ void ring_config_default(ring_config *cfg){
   memcpy(cfg->label, "%s#%d", sizeof("%s#%d"));
   cfg->first = 1;
   cfg->ties = RING_TIES_NAME;
+  cfg->hash_tag[0] = 0;
 }
 
 const ring_algo *ring_algorithm_from_name(const char *zName){
@@ -90,7 +91,12 @@ int ring_lists_units(const ring *r){
 int ring_keys_alike(const ring_config *a, const ring_config *b){
   return a->hash==b->hash && a->seed==b->seed
       && a->algo->key_position==b->algo->key_position
-      && a->avalanche==b->avalanche;
+      && a->avalanche==b->avalanche
+      && strcmp(a->hash_tag, b->hash_tag)==0;
+}
+
+unsigned ring_space_bits(const ring_config *cfg){
+  return cfg->algo->key_bits ? cfg->algo->key_bits : hash_space_bits(cfg->hash);
 }
 
 int ring_check_commit(const ring_config *cfg,
@@ -187,7 +193,7 @@ static void owned_add(owned_count *c, uint64_t d){
 **     gets floor(2^b/m) positions, one more if s < 2^b mod m.
 */
 static int compute_shares(ring *r){
-  const unsigned bits = hash_space_bits(r->config.hash);
+  const unsigned bits = ring_space_bits(&r->config);
   const unsigned __int128 total = (unsigned __int128)1 << bits;
   const long double space = (long double)total;
   if( r->n_nodes==0 ) return RING_OK;

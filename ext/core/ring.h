@@ -10,9 +10,9 @@
 ** what it can list. The core does what is common to all: checking and
 ** sorting the nodes, the limits, shares, and the dispatch.
 **
-** Positions live in [0, 2^b) where b = hash_space_bits(config.hash): 64 for
-** xxh3/xxh64, 32 for the other key hashes, 15 for crc32. Shares are exact
-** fractions of that space.
+** Positions live in [0, 2^b) where b = ring_space_bits(config): 64 for
+** xxh3/xxh64, 32 for the other key hashes, 16 for crc16, 15 for crc32, 14
+** for redis_cluster (its slots). Shares are exact fractions of that space.
 **
 ** Memory comes from the allocator installed with ring_set_allocator (the
 ** extension installs SQLite's, so SQLite's accounting and OOM tests see it).
@@ -69,6 +69,8 @@ typedef struct ring_config {
                            ** index, %% a literal % (ring_label_check) */
   int first;               /* ring: the index of a node's first point, 0/1 */
   ring_ties ties;          /* ring: which of two equal points wins */
+  char hash_tag[3];        /* the hash_tag option: two characters, such as
+                           ** "{}", or "" for none (hash_tag_part) */
 } ring_config;
 
 /* One node of a built ring. */
@@ -162,8 +164,12 @@ int ring_has_points(const ring *r);
 int ring_lists_units(const ring *r);
 
 /* Do a and b put every key at the same position (same hash and seed, the
-** same key hash of the algorithm, the same avalanche)? */
+** same key hash of the algorithm, the same avalanche and hash_tag)? */
 int ring_keys_alike(const ring_config *a, const ring_config *b);
+
+/* Bits in cfg's key positions: the algorithm's key_bits, else the hash's
+** (hash_space_bits). Positions and shares live in [0, 2^bits). */
+unsigned ring_space_bits(const ring_config *cfg);
 
 /*
 ** The algorithm's check of a commit (algo.h, check_commit): before and

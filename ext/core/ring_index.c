@@ -2,7 +2,7 @@
 ** ring_index.c: the lookup index of a ring's sorted positions.
 **
 ** Positions are hashes, so they are spread evenly over the hash's space
-** [0, 2^b) (b = hash_space_bits: 64, 32 or 15). The index cuts that space
+** [0, 2^b) (b = ring_space_bits: 64 down to 14). The index cuts that space
 ** into 2^bits equal buckets by the top bits of a position and
 ** keeps, for each bucket b, index[b] = the first point whose position has
 ** top bits >= b (n_points if there is none). A lookup (ring_index_find,
@@ -24,7 +24,7 @@ int ring_index_build(ring *r){
   r->index_shift = 63;
   r->index_last = 0;
   if( r->n_points==0 ) return RING_OK;
-  unsigned space = hash_space_bits(r->config.hash);
+  unsigned space = ring_space_bits(&r->config);
   unsigned bits = 1;
   while( bits<31 && bits<space
       && ((uint64_t)1 << (bits+1))<=r->n_points/2 ) bits++;

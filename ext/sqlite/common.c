@@ -34,8 +34,7 @@ static const char *format_int64(int64_t v, char buf[24]){
   return z;
 }
 
-int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos){
-  char zInt[24];
+int key_bytes(sqlite3_value *v, char zInt[24], const void **pp, size_t *pn){
   const void *p;
   int n;
   switch( sqlite3_value_type(v) ){
@@ -43,7 +42,7 @@ int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos){
       return 0;
     case SQLITE_INTEGER:
       p = format_int64(sqlite3_value_int64(v), zInt);
-      n = (int)(zInt + sizeof(zInt) - (const char *)p);
+      n = (int)(zInt + 24 - (const char *)p);    /* zInt has 24 bytes */
       break;
     case SQLITE_BLOB:
       p = sqlite3_value_blob(v);
@@ -54,7 +53,17 @@ int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos){
       n = sqlite3_value_bytes(v);
       break;
   }
-  *pPos = ring_key_position(cfg, p ? p : "", (size_t)n);
+  *pp = p ? p : "";
+  *pn = (size_t)n;
+  return 1;
+}
+
+int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos){
+  char zInt[24];
+  const void *p;
+  size_t n;
+  if( !key_bytes(v, zInt, &p, &n) ) return 0;
+  *pPos = ring_key_position(cfg, p, n);
   return 1;
 }
 

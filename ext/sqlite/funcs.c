@@ -65,8 +65,7 @@ static void moved_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }
   uint64_t posOld, posNew;
   if( !key_position(argv[0], &rOld->config, &posOld) ) return;
-  if( rOld->config.hash==rNew->config.hash
-   && rOld->config.seed==rNew->config.seed ){
+  if( ring_keys_alike(&rOld->config, &rNew->config) ){
     posNew = posOld;                         /* hash the key once */
   }else{
     key_position(argv[0], &rNew->config, &posNew);
@@ -102,6 +101,18 @@ static void hash_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }
 }
 
+/* ch_keyslot(key): the Redis Cluster slot of a key, 0..16383: the CRC-16
+** of the key, or of its {hash tag}, mod 16384. */
+static void keyslot_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc;
+  char zInt[24];
+  const void *p;
+  size_t n;
+  if( !key_bytes(argv[0], zInt, &p, &n) ) return;
+  const void *pTag = hash_tag_part("{}", p, n, &n);
+  sqlite3_result_int(ctx, (int)(hash_bytes(HASH_CRC16, 0, pTag, n) % 16384));
+}
+
 /* ch_epoch([ring]) */
 static void epoch_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   ring *r = spec_ring_arg(ctx, argc>0 ? argv[0] : NULL, "ch_epoch");
@@ -135,6 +146,7 @@ int funcs_register(sqlite3 *db, chash_conn *conn){
     { "ch_moved",   3, placement, moved_func },
     { "ch_hash",    1, pure,      hash_func },
     { "ch_hash",    2, pure,      hash_func },
+    { "ch_keyslot", 1, pure,      keyslot_func },
     { "ch_epoch",   0, placement, epoch_func },
     { "ch_epoch",   1, placement, epoch_func },
     { "ch_version", 0, pure,      version_func },

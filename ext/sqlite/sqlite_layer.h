@@ -32,9 +32,16 @@ SQLITE_EXTENSION_INIT3
 /* --------------------------------------------------------------- common.c */
 
 /*
-** The position of key value v on a ring with config cfg: TEXT and BLOB hash
-** their bytes, INTEGER its decimal text, REAL its SQLite text form. Returns
-** 0 if v is NULL (no position), else 1.
+** The bytes key value v stands for: TEXT and BLOB their bytes, INTEGER its
+** decimal text (written into zInt), REAL its SQLite text form. Returns 0
+** if v is NULL (no bytes), else 1 with *pp and *pn set.
+*/
+int key_bytes(sqlite3_value *v, char zInt[24], const void **pp, size_t *pn);
+
+/*
+** The position of key value v on a ring with config cfg (its bytes, as
+** key_bytes gives them, placed by ring_key_position). Returns 0 if v is
+** NULL (no position), else 1.
 */
 int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos);
 

@@ -19,7 +19,7 @@
 ** core, ext/core/geometry.c; these files turn it into rows.
 **
 ** Positions. token, start and end are positions of the ring's key hash,
-** in [0, 2^b) with b = hash_space_bits (64, 32 or 15), shown as signed
+** in [0, 2^b) with b = ring_space_bits (64, 32, 16, 15 or 14), shown as signed
 ** integers: the same numbers ch_hash gives. Rows come in ring order
 ** (unsigned positions). Every range row has start <= end as signed
 ** integers (range_rows), so "ch_hash(k) BETWEEN start AND end" finds

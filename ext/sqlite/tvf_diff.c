@@ -26,6 +26,9 @@
 ** xBestIndex contract: both specs are required; argv = old, new
 ** (DIFF_HAS_OLD and DIFF_HAS_NEW set).
 */
+#include <stdio.h>
+#include <string.h>
+
 #include "tvf.h"
 
 #define DIFF_START 0
@@ -100,6 +103,13 @@ static int diff_residues(diff_cursor *c){
   return SQLITE_OK;
 }
 
+/* "hash_tag '{}'", or "no hash_tag": a ring's tag, for messages. */
+static const char *diff_tag_text(const ring_config *cfg, char *z, size_t n){
+  if( cfg->hash_tag[0] ) snprintf(z, n, "hash_tag '%s'", cfg->hash_tag);
+  else snprintf(z, n, "no hash_tag");
+  return z;
+}
+
 /* Can rings a and b be compared position by position? */
 static int diff_check(diff_cursor *c, const ring *a, const ring *b){
   if( a->n_nodes==0 || b->n_nodes==0 ){
@@ -133,6 +143,14 @@ static int diff_check(diff_cursor *c, const ring *a, const ring *b){
                      "algorithm %s hash keys differently, so positions cannot "
                      "be compared; count moved keys with ch_moved",
                      a->config.algo->name, b->config.algo->name);
+  }
+  if( strcmp(a->config.hash_tag, b->config.hash_tag)!=0 ){
+    char zA[20], zB[20];
+    return tvf_error(&c->base, SQLITE_ERROR, "ch_diff: the rings hash keys "
+                     "differently (%s, %s), so positions cannot be compared; "
+                     "count moved keys with ch_moved",
+                     diff_tag_text(&a->config, zA, sizeof(zA)),
+                     diff_tag_text(&b->config, zB, sizeof(zB)));
   }
   if( !ring_keys_alike(&a->config, &b->config) ){
     return tvf_error(&c->base, SQLITE_ERROR, "ch_diff: the rings hash keys "

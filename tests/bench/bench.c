@@ -249,6 +249,7 @@ static const char *const azRouterAlgo[] = {
   "haproxy",
   "dubbo",
   "envoy_ring",
+  "redis_cluster",
 };
 #define N_ROUTER_ALGO (int)(sizeof(azRouterAlgo)/sizeof(azRouterAlgo[0]))
 

@@ -8,7 +8,9 @@
 # under Debian's nodejs; algorithm groupcache and the ring options
 # label/first/ties against Go's groupcache package (golang-go,
 # golang-github-golang-groupcache-dev; GOPATH mode, no network) and a Java
-# TreeMap ring (openjdk-17-jdk-headless). Needs ./chash.so.
+# TreeMap ring (openjdk-17-jdk-headless); redis_cluster, ch_keyslot and
+# hash_tag against Debian's redis-server and redis-cli (redis-server,
+# redis-tools) and nutcracker. Needs ./chash.so.
 # Every step is bounded in time; compat.py stops what it starts by PID.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -44,3 +46,6 @@ GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$PWD/build/compat/gocache" \
 timeout 300 javac -d build/compat/java tests/compat/TreeMapRing.java
 timeout 300 /usr/bin/python3 tests/compat/ownring.py groupcache ./chash.so build/compat/groupcache_owners
 timeout 300 /usr/bin/python3 tests/compat/ownring.py java ./chash.so build/compat/java
+
+# redis_cluster, ch_keyslot and hash_tag: redis-server, redis-cli, nutcracker
+timeout 300 /usr/bin/python3 tests/compat/redis_compat.py ./chash.so

@@ -60,7 +60,7 @@ static void test_hash(void){
   char zNames[400];
   CHECK( strcmp(hash_names(zNames, sizeof(zNames)), "xxh3, xxh64, md5, fnv1a_64, fnv1_64, fnv1a_32, "
                 "fnv1_32, one_at_a_time, crc32, crc32a, murmur, jenkins, "
-                "hsieh, sdbm, djb2, wt6, md5be")==0 );
+                "hsieh, sdbm, djb2, wt6, md5be, crc16")==0 );
   /* md5be: MD5("") = d41d8cd9..., MD5("hello") = 5d41402a...; crc32a is
   ** zlib's CRC-32 (Python: zlib.crc32(b"0http://10.0.0.1:8080")). */
   CHECK( hash_bytes(HASH_MD5BE, 0, "", 0)==0xd41d8cd9u );
@@ -68,6 +68,32 @@ static void test_hash(void){
   CHECK( hash_bytes(HASH_MD5, 0, "hello", 5)==0x2a40415du );
   CHECK( hash_bytes(HASH_CRC32A, 0, "0http://10.0.0.1:8080", 21)==2090179191u );
   CHECK( hash_space_bits(HASH_MD5BE)==32 && !hash_has_seed(HASH_MD5BE) );
+
+  /* CRC-16/XMODEM's published check value; Redis's slots of "foo" and
+  ** "bar" (its cluster tutorial) are these mod 16384. */
+  CHECK( hash_bytes(HASH_CRC16, 0, "123456789", 9)==0x31C3 );
+  CHECK( hash_bytes(HASH_CRC16, 0, "foo", 3)%16384==12182 );
+  CHECK( hash_bytes(HASH_CRC16, 0, "bar", 3)%16384==5061 );
+  CHECK( hash_bytes(HASH_CRC16, 0, "", 0)==0 );
+  CHECK( hash_space_bits(HASH_CRC16)==16 );
+
+  /* hash_tag_part: the bytes between the first open and the next close. */
+  static const struct { const char *key, *part; } aTag[] = {
+    { "{user1}.a", "user1" }, { "a{b}{c}", "b" }, { "{{a}}", "{a" },
+    { "x{}{y}", "x{}{y}" }, { "{}", "{}" }, { "tail{t}", "t" },
+    { "{open", "{open" }, { "}{", "}{" }, { "", "" },
+  };
+  for(size_t i=0; i<sizeof(aTag)/sizeof(aTag[0]); i++){
+    size_t n;
+    const char *p = hash_tag_part("{}", aTag[i].key, strlen(aTag[i].key), &n);
+    CHECK( n==strlen(aTag[i].part) && memcmp(p, aTag[i].part, n)==0 );
+  }
+  size_t nSame;
+  const char *pSame = hash_tag_part("::", "a:b:c:d", 7, &nSame);
+  CHECK( nSame==1 && pSame[0]=='b' );
+  const char aBin[] = { 'k', '{', 0, (char)0xff, '}', 0 };
+  const char *pBin = hash_tag_part("{}", aBin, sizeof(aBin), &nSame);
+  CHECK( nSame==2 && pBin==aBin+2 );
 }
 
 /* Label templates of the ring option label, and their points. */
