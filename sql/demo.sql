@@ -29,8 +29,9 @@ SELECT ch_epoch('shards') AS version;
 INSERT INTO shards(node) VALUES ('db-d');
 SELECT ch_epoch('shards') AS version;
 
--- The seeds' example: the new node takes over part of every other node's
--- keys, and nothing else moves. Who gives what to db-d?
+-- Monotonicity, as Karger et al. (1997) define it: the new node takes over
+-- part of every other node's keys, and nothing else moves. Who gives what
+-- to db-d?
 SELECT ch_locate(id, 'shards@1') AS src, ch_locate(id, 'shards') AS dst,
        count(*) AS keys
   FROM users WHERE ch_moved(id, 'shards@1', 'shards')

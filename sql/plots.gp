@@ -8,7 +8,7 @@ set key top right
 
 # vnode sweep: max/min keys per node against virtual nodes per node.
 # Columns: nodes vnodes hash node-1 node-2 node-3 max/min worst% exact%
-set title "100,000 keys on 2 and 3 equal nodes (xxh3)"
+set title "100,000 keys on 2 and 3 equal nodes (xxh3, md5)"
 set xlabel "virtual nodes per node"
 set ylabel "keys per node, max / min"
 set xrange [0:1050]
@@ -17,10 +17,15 @@ do for [fmt in "svg png"] {
   if (fmt eq "svg") { set terminal svg size 720,420 dynamic font "sans,12" }
   else { set terminal pngcairo size 720,420 font "sans,10" }
   set output "out/vnode_sweep.".fmt
-  plot "out/vnode_sweep.tsv" skip 1 using 2:($1==2 ? $7 : 1/0) \
-         with linespoints pt 7 title "2 nodes", \
-       "" skip 1 using 2:($1==3 ? $7 : 1/0) \
-         with linespoints pt 5 title "3 nodes"
+  plot "out/vnode_sweep.tsv" skip 1 \
+         using 2:($1==2 && strcol(3) eq "xxh3" ? $7 : 1/0) \
+         with linespoints pt 7 title "2 nodes, xxh3", \
+       "" skip 1 using 2:($1==3 && strcol(3) eq "xxh3" ? $7 : 1/0) \
+         with linespoints pt 5 title "3 nodes, xxh3", \
+       "" skip 1 using 2:($1==2 && strcol(3) eq "md5" ? $7 : 1/0) \
+         with linespoints pt 6 dt 2 title "2 nodes, md5", \
+       "" skip 1 using 2:($1==3 && strcol(3) eq "md5" ? $7 : 1/0) \
+         with linespoints pt 4 dt 2 title "3 nodes, md5"
 }
 
 # Movement: fraction of keys moved when a node joins n nodes.

@@ -1,5 +1,6 @@
--- properties.sql: the five properties of consistent hashing from the seeds
--- (Karger et al. 1997), each measured on the ring and on hash mod n.
+-- properties.sql: the five properties of consistent hashing from the paper
+-- that introduced it (Karger et al. 1997), each measured on the ring and on
+-- hash mod n.
 --
 --   sqlite3 :memory: -cmd '.load ./chash' < sql/properties.sql
 --

@@ -76,12 +76,15 @@ static int jump_check_commit(const ring_config *cfg,
     }
   }
   if( pFirstGone && pLastKept && pFirstGone->id<pLastKept->id ){
-    snprintf(zErr, nErr, "cannot remove node %.*s: algorithm jump numbers "
+    char zGone[160], zKept[160];
+    ring_quote_name(zGone, sizeof(zGone), pFirstGone->name,
+                    pFirstGone->name_len);
+    ring_quote_name(zKept, sizeof(zKept), pLastKept->name, pLastKept->name_len);
+    snprintf(zErr, nErr, "cannot remove node %s: algorithm jump numbers "
              "nodes as buckets in the order they joined, so only the last "
-             "one (%.*s) can be removed; removing another would move keys "
+             "one (%s) can be removed; removing another would move keys "
              "between all the nodes after it (remove those too, in the same "
-             "transaction, or none)", (int)pFirstGone->name_len,
-             pFirstGone->name, (int)pLastKept->name_len, pLastKept->name);
+             "transaction, or none)", zGone, zKept);
     return RING_INVALID;
   }
   return RING_OK;

@@ -150,6 +150,17 @@ static int name_compare(const char *a, size_t na, const char *b, size_t nb){
   return na<nb ? -1 : na>nb;
 }
 
+void ring_quote_name(char *zOut, size_t nOut, const char *z, size_t n){
+  size_t j = 0;
+  zOut[j++] = '\'';
+  for(size_t i=0; i<n && j+3<nOut; i++){
+    if( z[i]=='\'' ) zOut[j++] = '\'';
+    zOut[j++] = z[i];
+  }
+  zOut[j++] = '\'';
+  zOut[j] = 0;
+}
+
 static int input_compare(const void *pa, const void *pb){
   const ring_input *a = *(const ring_input *const *)pa;
   const ring_input *b = *(const ring_input *const *)pb;
@@ -261,21 +272,22 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
       ring_free(aSorted);
       return RING_INVALID;
     }
+    char zName[160];
     if( i>0 && input_compare(&aSorted[i-1], &aSorted[i])==0 ){
-      snprintf(zErr, nErr, "duplicate node: %.*s", (int)p->name_len, p->name);
+      ring_quote_name(zName, sizeof(zName), p->name, p->name_len);
+      snprintf(zErr, nErr, "duplicate node: %s", zName);
       ring_free(aSorted);
       return RING_INVALID;
     }
     int64_t pts = ring_node_points(cfg, p->weight);
     const char *zWeight = pts<0 ? NULL : ring_check_weight(cfg, p->weight);
     if( pts<0 || zWeight ){
+      ring_quote_name(zName, sizeof(zName), p->name, p->name_len);
       if( zWeight ){
-        snprintf(zErr, nErr, "node %.*s: %s", (int)p->name_len, p->name,
-                 zWeight);
+        snprintf(zErr, nErr, "node %s: %s", zName, zWeight);
       }else{
-        snprintf(zErr, nErr, "weight of node %.*s must be a positive finite "
-                 "number at most %g", (int)p->name_len, p->name,
-                 RING_MAX_WEIGHT);
+        snprintf(zErr, nErr, "weight of node %s must be a positive finite "
+                 "number at most %g", zName, RING_MAX_WEIGHT);
       }
       ring_free(aSorted);
       return RING_INVALID;

@@ -143,6 +143,13 @@ int64_t ring_node_points(const ring_config *cfg, double w);
 const char *ring_check_name(const char *z, size_t n);
 
 /*
+** Node name z (n bytes) as messages quote names, into zOut (nOut bytes, at
+** least 3): in single quotes, a quote inside doubled (as SQL writes a
+** string), cut short to fit.
+*/
+void ring_quote_name(char *zOut, size_t nOut, const char *z, size_t n);
+
+/*
 ** What the algorithm of cfg says about weight w (already a valid weight):
 ** NULL if it is accepted, else a static message (jump takes only 1).
 */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ring.h"
 #include "ring_spec.h"
 
 void ring_spec_default(ring_spec *p){
@@ -45,7 +46,9 @@ int ring_spec_parse(const char *z, size_t n, ring_spec *p, char *zErr,
     return 0;
   }
   if( n==0 || memchr(z, 0, n) ){
-    snprintf(zErr, nErr, "no such ring: '%.*s'", (int)n, z);
+    char zName[160];
+    ring_quote_name(zName, sizeof(zName), z, n);
+    snprintf(zErr, nErr, "no such ring: %s", zName);
     return 1;
   }
   p->kind = RING_SPEC_NAMED;
@@ -60,8 +63,10 @@ int ring_spec_parse(const char *z, size_t n, ring_spec *p, char *zErr,
     size_t nVersion = n - (size_t)(zAt+1 - z);
     p->name_len = (size_t)(zAt - z);
     if( spec_parse_version(zAt+1, nVersion, &p->version) ){
-      snprintf(zErr, nErr, "bad version in ring spec '%.*s': write name@N "
-               "or name@-N", (int)n, z);
+      char zSpec[160];
+      ring_quote_name(zSpec, sizeof(zSpec), z, n);
+      snprintf(zErr, nErr, "bad version in ring spec %s: write name@N "
+               "or name@-N", zSpec);
       return 1;
     }
     p->when = zAt[1]=='-' ? RING_SPEC_RELATIVE : RING_SPEC_VERSION;

@@ -137,7 +137,7 @@ int catalog_list_rings(sqlite3 *db, char **pzList, int *pnRing,
         *pzSchema = sqlite3_mprintf("%s", azSchema[i]);
         *pzName = sqlite3_mprintf("%s", zName);
       }
-      sqlite3_str_appendf(pList, "%s%s.%s", *pnRing ? ", " : "",
+      sqlite3_str_appendf(pList, "%s'%q.%q'", *pnRing ? ", " : "",
                           azSchema[i], zName);
       (*pnRing)++;
     }

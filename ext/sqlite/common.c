@@ -4,6 +4,7 @@
 ** virtual tables, and
 ** statements prepared from a %-format.
 */
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -34,21 +35,47 @@ static const char *format_int64(int64_t v, char buf[24]){
   return z;
 }
 
+int value_whole_int64(sqlite3_value *v, int64_t *pOut){
+  switch( sqlite3_value_type(v) ){
+    case SQLITE_INTEGER:
+      *pOut = sqlite3_value_int64(v);
+      return 1;
+    case SQLITE_FLOAT: {
+      /* -2^63 is a double and an int64; 2^63 is a double but no int64.
+      ** NaN fails both comparisons; -0.0 converts to 0. */
+      double d = sqlite3_value_double(v);
+      if( !(d>=-9223372036854775808.0 && d<9223372036854775808.0)
+       || d!=floor(d) ){
+        return 0;
+      }
+      *pOut = (int64_t)d;
+      return 1;
+    }
+    default:
+      return 0;
+  }
+}
+
 int key_bytes(sqlite3_value *v, char zInt[24], const void **pp, size_t *pn){
   const void *p;
   int n;
-  switch( sqlite3_value_type(v) ){
+  int64_t i = 0;
+  int eType = sqlite3_value_type(v);
+  if( eType==SQLITE_FLOAT && value_whole_int64(v, &i) ) eType = SQLITE_INTEGER;
+  else if( eType==SQLITE_INTEGER ) i = sqlite3_value_int64(v);
+  switch( eType ){
     case SQLITE_NULL:
       return 0;
     case SQLITE_INTEGER:
-      p = format_int64(sqlite3_value_int64(v), zInt);
+      /* 42 and 42.0 (SQL holds them equal) are the text "42". */
+      p = format_int64(i, zInt);
       n = (int)(zInt + 24 - (const char *)p);    /* zInt has 24 bytes */
       break;
     case SQLITE_BLOB:
       p = sqlite3_value_blob(v);
       n = sqlite3_value_bytes(v);
       break;
-    default:                     /* TEXT; REAL as SQLite's text form */
+    default:                     /* TEXT; any other REAL as SQLite's text */
       p = sqlite3_value_text(v);
       n = sqlite3_value_bytes(v);
       break;

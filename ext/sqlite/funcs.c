@@ -6,28 +6,30 @@
 **   ch_hash(key [, hash])      the key's 64-bit position, as a signed integer
 **   ch_epoch([ring])           the ring's version number
 **   ch_version()               the extension's version
+**   ch_check([ring])           'ok' or the ring's damage (check.c)
 **
 ** Flags, and why:
 **   - ch_locate, ch_moved, ch_epoch read a ring that can change, so they are
 **     not DETERMINISTIC (no indexes or generated columns on them). They only
 **     read the ring's shadow tables on the same connection and have no side
 **     effects, so they are INNOCUOUS: views and triggers may use them even
-**     with trusted_schema=OFF.
+**     with trusted_schema=OFF. ch_check reads the shadow tables too.
 **   - ch_hash and ch_version are pure: DETERMINISTIC and INNOCUOUS.
 */
 #include <string.h>
 
 #include "sqlite_layer.h"
 
-/* Set "zFunc: ring ... is empty" on ctx; rings with no nodes own no key. */
+/* Set "zFunc: ring '...' is empty" on ctx, naming the ring of spec pSpec
+** (NULL: omitted): rings with no nodes own no key. */
 static void error_empty(sqlite3_context *ctx, const char *zFunc,
                         sqlite3_value *pSpec){
-  const char *zSpec = pSpec ? (const char *)sqlite3_value_text(pSpec) : NULL;
-  char *zMsg = sqlite3_mprintf("%s: ring %s%s%sis empty (it has no nodes)",
-                               zFunc, zSpec ? "'" : "", zSpec ? zSpec : "",
-                               zSpec ? "' " : "");
+  char *zRing = spec_display(sqlite3_user_data(ctx), pSpec);
+  char *zMsg = zRing ? sqlite3_mprintf("%s: ring %s is empty (it has no "
+                                       "nodes)", zFunc, zRing) : NULL;
   chash_result_error(ctx, zMsg);
   sqlite3_free(zMsg);
+  sqlite3_free(zRing);
 }
 
 /* The node that owns v on r, or NULL for a NULL key. r is not empty. */
@@ -42,6 +44,8 @@ static void locate_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3_value *pSpec = argc>1 ? argv[1] : NULL;
   ring *r = spec_ring_at(ctx, argv, argc>1 ? 1 : -1, "ch_locate");
   if( r==NULL ) return;
+  /* A NULL key has no owner, on any ring (an empty one too). */
+  if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return;
   if( r->n_nodes==0 ){
     error_empty(ctx, "ch_locate", pSpec);
     return;
@@ -59,6 +63,7 @@ static void moved_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   if( rOld==NULL ) return;
   ring *rNew = spec_ring_at(ctx, argv, 2, "ch_moved");
   if( rNew==NULL ) return;
+  if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return;
   if( rOld->n_nodes==0 || rNew->n_nodes==0 ){
     error_empty(ctx, "ch_moved", rOld->n_nodes==0 ? argv[1] : argv[2]);
     return;
@@ -82,13 +87,25 @@ static void hash_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   ring_config cfg;
   ring_config_default(&cfg);
   if( argc>1 ){
+    static const char *const azType[] = {
+      "", "an integer", "a real", "", "a blob", "NULL"
+    };
+    int eType = sqlite3_value_type(argv[1]);
     const char *zHash = (const char *)sqlite3_value_text(argv[1]);
-    int h = zHash ? hash_from_name(zHash) : -1;
+    int h = eType==SQLITE_TEXT && zHash ? hash_from_name(zHash) : -1;
     if( h<0 ){
       char zList[400];
-      char *zMsg = sqlite3_mprintf("ch_hash: unknown hash '%s'; accepted: %s",
-                                   zHash ? zHash : "NULL",
-                                   hash_names(zList, sizeof(zList)));
+      char *zMsg;
+      if( eType==SQLITE_TEXT && zHash==NULL ){
+        zMsg = NULL;                                 /* out of memory */
+      }else if( eType==SQLITE_TEXT ){
+        zMsg = sqlite3_mprintf("ch_hash: unknown hash %Q; accepted: %s",
+                               zHash, hash_names(zList, sizeof(zList)));
+      }else{
+        zMsg = sqlite3_mprintf("ch_hash: the hash name must be text, not %s; "
+                               "accepted: %s", azType[eType],
+                               hash_names(zList, sizeof(zList)));
+      }
       chash_result_error(ctx, zMsg);
       sqlite3_free(zMsg);
       return;
@@ -150,6 +167,8 @@ int funcs_register(sqlite3 *db, chash_conn *conn){
     { "ch_epoch",   0, placement, epoch_func },
     { "ch_epoch",   1, placement, epoch_func },
     { "ch_version", 0, pure,      version_func },
+    { "ch_check",   0, placement, check_func },
+    { "ch_check",   1, placement, check_func },
   };
   for(size_t i=0; i<sizeof(aFunc)/sizeof(aFunc[0]); i++){
     int rc = sqlite3_create_function_v2(db, aFunc[i].zName, aFunc[i].nArg,

@@ -48,13 +48,19 @@ static int json_nodes(sqlite3 *db, const char *z, int n, const char *zPath,
       break;
     }
     if( bArray && strcmp(zType, "text")!=0 ){
-      *pzErr = sqlite3_mprintf("JSON ring spec: nodes[%d] is not a string",
-                               (int)nInput);
+      /* [["a", 2]] is the likely mistake: weights go in the object form. */
+      const char *zValue = (const char *)sqlite3_column_text(pStmt, 2);
+      if( zValue==NULL && strcmp(zType, "null")!=0 ){ rc = SQLITE_NOMEM; break; }
+      *pzErr = sqlite3_mprintf("JSON ring spec: nodes[%d] is not a string: "
+                               "%.40s; nodes is an array of names, or an "
+                               "object {name: weight} to give weights, e.g. "
+                               "{\"nodes\": {\"a\": 2, \"b\": 1}}",
+                               (int)nInput, zValue ? zValue : "null");
       rc = SQLITE_ERROR;
       break;
     }
     if( !bArray && strcmp(zType, "integer")!=0 && strcmp(zType, "real")!=0 ){
-      *pzErr = sqlite3_mprintf("JSON ring spec: the weight of node %s is not "
+      *pzErr = sqlite3_mprintf("JSON ring spec: the weight of node %Q is not "
                                "a number", sqlite3_column_text(pStmt, 0));
       rc = SQLITE_ERROR;
       break;
@@ -100,6 +106,8 @@ static int json_options(sqlite3 *db, const char *z, int n, ring_config *cfg,
   char zMsg[512];
   *pbNodes = 0;
   while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    /* The value's type first: reading it as text converts it. */
+    int eValue = sqlite3_column_type(pStmt, 2);
     const char *zKey = (const char *)sqlite3_column_text(pStmt, 0);
     const char *zType = (const char *)sqlite3_column_text(pStmt, 1);
     const char *zValue = (const char *)sqlite3_column_text(pStmt, 2);
@@ -113,6 +121,17 @@ static int json_options(sqlite3 *db, const char *z, int n, ring_config *cfg,
       }
       *pbNodes = 1;
       continue;
+    }
+    if( strcmp(zType, "integer")==0 && eValue==SQLITE_FLOAT ){
+      /* SQLite's JSON reads an integer above 2^63-1 as a REAL, which has
+      ** lost its last digits. */
+      *pzErr = sqlite3_mprintf("JSON ring spec: option %s is a number above "
+                               "9223372036854775807, which a JSON number "
+                               "cannot carry exactly: write it as a string, "
+                               "e.g. \"%s\": \"18446744073709551615\"",
+                               zKey, zKey);
+      rc = SQLITE_ERROR;
+      break;
     }
     if( strcmp(zType, "text")!=0 && strcmp(zType, "integer")!=0 ){
       *pzErr = sqlite3_mprintf("JSON ring spec: option %s must be a string or "

@@ -132,19 +132,19 @@ static int table_ring_read(chash_conn *conn, const char *zSchema,
   if( rc!=SQLITE_OK ) return rc;
   rc = store_current_version(db, zSchema, zName, &nCurrent);
   if( rc==SQLITE_CORRUPT_VTAB ){
-    *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s_history has an epoch "
+    *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: %s_history has an epoch "
                              "that is not a version number", zSchema, zName,
                              zName);
     return rc;
   }
   if( rc!=SQLITE_OK ){
-    *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s", zSchema, zName,
+    *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: %s", zSchema, zName,
                              sqlite3_errmsg(db));
     return rc==SQLITE_NOMEM ? rc : SQLITE_CORRUPT_VTAB;
   }
   /* Every committed version has its rows in the history. */
   if( nCurrent<info.epoch ){
-    *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s_history ends at "
+    *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: %s_history ends at "
                              "version %lld, but %s_config says %lld were "
                              "committed", zSchema, zName, zName,
                              (long long)nCurrent, zName, (long long)info.epoch);
@@ -153,9 +153,13 @@ static int table_ring_read(chash_conn *conn, const char *zSchema,
   if( !bCurrent ){
     if( pSpec->when==RING_SPEC_RELATIVE ) iVersion = nCurrent + iVersion;
     if( iVersion<0 || iVersion>nCurrent ){
-      *pzErr = sqlite3_mprintf("no such version: %s (ring %s.%s has versions "
-                               "0 to %lld)", zSpec, zSchema, zName,
-                               (long long)nCurrent);
+      /* An integer spec is a version of the default ring. */
+      *pzErr = sqlite3_mprintf(pSpec->kind==RING_SPEC_NAMED
+                               ? "no such version: %Q (ring '%q.%q' has "
+                                 "versions 0 to %lld)"
+                               : "no such version: %s of the default ring "
+                                 "(ring '%q.%q' has versions 0 to %lld)",
+                               zSpec, zSchema, zName, (long long)nCurrent);
       return SQLITE_ERROR;
     }
   }
@@ -212,7 +216,7 @@ static int table_ring(chash_conn *conn, const char *zSchema, const char *zName,
     rc = table_ring_read(conn, zSchema, zName, pSpec, zSpec, ppRing, pStamp,
                          pzErr);
   }else if( rc!=SQLITE_NOMEM ){
-    *pzErr = sqlite3_mprintf("ring %s.%s: %s", zSchema, zName,
+    *pzErr = sqlite3_mprintf("ring '%q.%q': %s", zSchema, zName,
                              sqlite3_errmsg(conn->db));
   }
   sqlite3_finalize(pPin);
@@ -272,61 +276,83 @@ static int default_ring(chash_conn *conn, const ring_spec *pSpec,
   return rc;
 }
 
-/* A spec naming a table: [schema.]name[@version] (zSpec as written). */
-static int named_ring(chash_conn *conn, const ring_spec *pSpec,
-                      const char *zSpec, ring **ppRing, spec_table *pWhere,
-                      char **pzErr){
-  sqlite3 *db = conn->db;
-  char *zCopy = sqlite3_mprintf("%.*s", (int)pSpec->name_len, pSpec->name);
+/*
+** The chash table that the n bytes at zTable ([schema.]name, no version;
+** nSchema: the bytes before its first dot) name: the schema it is in and
+** its name as stored, in *pzSchema and *pzName (freed by the caller). zSpec
+** is the spec as written, for the messages.
+*/
+static int find_ring_table(sqlite3 *db, const char *zTable, size_t n,
+                           size_t nSchema, const char *zSpec,
+                           char **pzSchema, char **pzName, char **pzErr){
+  *pzSchema = *pzName = NULL;
+  char *zCopy = sqlite3_mprintf("%.*s", (int)n, zTable);
   if( zCopy==NULL ) return SQLITE_NOMEM;
   /* schema.name if the part before the first dot is a schema; else the
   ** whole is the table name, looked up in temp, main, then attached. */
   char **azSchema = NULL;
-  int nSchema = 0;
-  int rc = catalog_list_schemas(db, &azSchema, &nSchema);
+  int nList = 0;
+  int rc = catalog_list_schemas(db, &azSchema, &nList);
   if( rc!=SQLITE_OK ){
     sqlite3_free(zCopy);
     return rc;
   }
   const char *zName = zCopy;
   int iOnly = -1;
-  int nSchemaPart = (int)pSpec->schema_len;
-  if( pSpec->schema_len<pSpec->name_len ){
-    for(int i=0; i<nSchema; i++){
-      if( sqlite3_strnicmp(azSchema[i], zCopy, nSchemaPart)==0
-       && azSchema[i][nSchemaPart]==0 ){
+  if( nSchema<n ){
+    for(int i=0; i<nList; i++){
+      if( sqlite3_strnicmp(azSchema[i], zCopy, (int)nSchema)==0
+       && azSchema[i][nSchema]==0 ){
         iOnly = i;
-        zName = zCopy + nSchemaPart + 1;
+        zName = zCopy + nSchema + 1;
         break;
       }
     }
   }
   int found = 0;
-  char *zTable = NULL;
   int iSchema;
-  for(iSchema=0; iSchema<nSchema && found==0; iSchema++){
+  for(iSchema=0; iSchema<nList && found==0; iSchema++){
     if( iOnly>=0 && iSchema!=iOnly ) continue;
-    found = catalog_find_ring(db, azSchema[iSchema], zName, &zTable);
+    found = catalog_find_ring(db, azSchema[iSchema], zName, pzName);
     if( found==0 ) continue;
     break;
   }
   if( found<0 ){
     rc = -found;
   }else if( found==0 || *zName==0 ){
-    *pzErr = sqlite3_mprintf("no such ring: %s", zSpec);
+    *pzErr = sqlite3_mprintf("no such ring: %Q", zSpec);
     rc = SQLITE_ERROR;
   }else if( found==2 ){
-    *pzErr = sqlite3_mprintf("not a chash ring: %s", zSpec);
+    *pzErr = sqlite3_mprintf("not a chash ring: %Q", zSpec);
     rc = SQLITE_ERROR;
   }else{
-    int64_t stamp;
-    rc = table_ring(conn, azSchema[iSchema], zTable, pSpec, zSpec, ppRing,
-                    &stamp, pzErr);
-    if( rc==SQLITE_OK ) rc = where_set(pWhere, azSchema[iSchema], zTable, stamp);
+    *pzSchema = sqlite3_mprintf("%s", azSchema[iSchema]);
+    rc = *pzSchema ? SQLITE_OK : SQLITE_NOMEM;
   }
-  sqlite3_free(zTable);
-  catalog_free_schemas(azSchema, nSchema);
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(*pzName);
+    *pzName = NULL;
+  }
+  catalog_free_schemas(azSchema, nList);
   sqlite3_free(zCopy);
+  return rc;
+}
+
+/* A spec naming a table: [schema.]name[@version] (zSpec as written). */
+static int named_ring(chash_conn *conn, const ring_spec *pSpec,
+                      const char *zSpec, ring **ppRing, spec_table *pWhere,
+                      char **pzErr){
+  char *zSchema = NULL, *zTable = NULL;
+  int rc = find_ring_table(conn->db, pSpec->name, pSpec->name_len,
+                           pSpec->schema_len, zSpec, &zSchema, &zTable, pzErr);
+  if( rc==SQLITE_OK ){
+    int64_t stamp;
+    rc = table_ring(conn, zSchema, zTable, pSpec, zSpec, ppRing, &stamp,
+                    pzErr);
+    if( rc==SQLITE_OK ) rc = where_set(pWhere, zSchema, zTable, stamp);
+  }
+  sqlite3_free(zSchema);
+  sqlite3_free(zTable);
   return rc;
 }
 
@@ -400,14 +426,23 @@ int spec_arg_read(sqlite3_value *pSpec, const char *zFunc, spec_arg *a,
     case SQLITE_INTEGER:
       a->i = sqlite3_value_int64(pSpec);
       return SQLITE_OK;
+    case SQLITE_FLOAT:
+      /* A whole number given as a REAL (a JavaScript number) is a version. */
+      if( value_whole_int64(pSpec, &a->i) ){
+        a->eType = SQLITE_INTEGER;
+        return SQLITE_OK;
+      }
+      *pzErr = sqlite3_mprintf("%s: a ring spec is a name, a JSON ring or "
+                               "an integer version, not the real %s", zFunc,
+                               sqlite3_value_text(pSpec));
+      break;
     case SQLITE_NULL:
       if( pSpec==NULL ) return SQLITE_OK;
       *pzErr = sqlite3_mprintf("%s: the ring spec is NULL", zFunc);
       break;
     default:
       *pzErr = sqlite3_mprintf("%s: a ring spec is a name, a JSON ring or "
-                               "an integer version, not a %s", zFunc,
-                               a->eType==SQLITE_BLOB ? "blob" : "real");
+                               "an integer version, not a blob", zFunc);
       break;
   }
   return *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
@@ -542,5 +577,84 @@ int spec_ring_value(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
   int rc = spec_arg_read(pSpec, zFunc, &a, pzErr);
   if( rc==SQLITE_OK ) rc = spec_arg_resolve(conn, &a, zFunc, ppRing, pWhere, pzErr);
   if( rc!=SQLITE_OK && pWhere ) spec_table_free(pWhere);
+  return rc;
+}
+
+char *spec_display(chash_conn *conn, sqlite3_value *pSpec){
+  int64_t iVersion = 0;
+  int bVersion = pSpec!=NULL && value_whole_int64(pSpec, &iVersion);
+  if( pSpec && !bVersion ){
+    const char *z = (const char *)sqlite3_value_text(pSpec);
+    int n = sqlite3_value_bytes(pSpec);
+    if( z==NULL ) return NULL;
+    /* An inline ring can be long: its start says which it is. */
+    return n>60 ? sqlite3_mprintf("%.60Q...", z) : sqlite3_mprintf("%Q", z);
+  }
+  char *zList = NULL, *zSchema = NULL, *zName = NULL, *zOut;
+  int nRing = 0;
+  int rc = catalog_list_rings(conn->db, &zList, &nRing, &zSchema, &zName);
+  if( rc!=SQLITE_OK ) return NULL;
+  if( nRing!=1 ){
+    zOut = sqlite3_mprintf("the default ring");
+  }else if( bVersion ){
+    zOut = sqlite3_mprintf("'%q.%q@%lld'", zSchema, zName, (long long)iVersion);
+  }else{
+    zOut = sqlite3_mprintf("'%q.%q'", zSchema, zName);
+  }
+  sqlite3_free(zList);
+  sqlite3_free(zSchema);
+  sqlite3_free(zName);
+  return zOut;
+}
+
+int spec_ring_table(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
+                    char **pzSchema, char **pzName, char **pzErr){
+  char *zErr = NULL, *zList = NULL;
+  int rc;
+  *pzSchema = *pzName = NULL;
+  if( pSpec==NULL ){
+    int nRing = 0;
+    rc = catalog_list_rings(conn->db, &zList, &nRing, pzSchema, pzName);
+    if( rc==SQLITE_OK && nRing!=1 ){
+      zErr = nRing==0 ? sqlite3_mprintf("no ring to check: create one with "
+                                        "CREATE VIRTUAL TABLE name USING "
+                                        "chash, or name one")
+                      : sqlite3_mprintf("%d rings, so name one: %s", nRing,
+                                        zList);
+      rc = SQLITE_ERROR;
+    }
+  }else if( sqlite3_value_type(pSpec)!=SQLITE_TEXT ){
+    zErr = sqlite3_mprintf("the ring is the name of a chash table, not %s",
+                           sqlite3_value_type(pSpec)==SQLITE_NULL ? "NULL"
+                           : "a number or a blob");
+    rc = SQLITE_ERROR;
+  }else{
+    const char *z = (const char *)sqlite3_value_text(pSpec);
+    int n = sqlite3_value_bytes(pSpec);
+    ring_spec spec;
+    char zMsg[512];
+    if( z==NULL ) return SQLITE_NOMEM;
+    if( ring_spec_parse(z, (size_t)n, &spec, zMsg, sizeof(zMsg)) ){
+      zErr = sqlite3_mprintf("%s", zMsg);
+      rc = SQLITE_ERROR;
+    }else if( spec.kind!=RING_SPEC_NAMED || spec.when!=RING_SPEC_CURRENT ){
+      /* Versions and inline rings are built from a table, not stored. */
+      zErr = sqlite3_mprintf("%Q is not a chash table: name the table, "
+                             "which holds every version", z);
+      rc = SQLITE_ERROR;
+    }else{
+      rc = find_ring_table(conn->db, spec.name, spec.name_len,
+                           spec.schema_len, z, pzSchema, pzName, &zErr);
+    }
+  }
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(*pzSchema);
+    sqlite3_free(*pzName);
+    *pzSchema = *pzName = NULL;
+    if( zErr ) *pzErr = sqlite3_mprintf("%s: %s", zFunc, zErr);
+    if( rc!=SQLITE_NOMEM && *pzErr==NULL ) rc = SQLITE_NOMEM;
+  }
+  sqlite3_free(zErr);
+  sqlite3_free(zList);
   return rc;
 }

@@ -10,6 +10,7 @@
 **   ring_cache.c the connection's caches of built rings (one LRU)
 **   spec.c       ring specs -> ring snapshots, through those caches
 **   vtab.c       the chash virtual table
+**   check.c      ch_check and xIntegrity: the shadow tables' check
 **   funcs.c      the SQL functions
 **   tvf*.c       the table-valued functions
 **   chash.c      the entry point that registers them
@@ -33,10 +34,19 @@ SQLITE_EXTENSION_INIT3
 
 /*
 ** The bytes key value v stands for: TEXT and BLOB their bytes, INTEGER its
-** decimal text (written into zInt), REAL its SQLite text form. Returns 0
-** if v is NULL (no bytes), else 1 with *pp and *pn set.
+** decimal text (written into zInt), a REAL with a whole value in the
+** 64-bit range as that INTEGER (42.0 as "42"), any other REAL its SQLite
+** text form. Returns 0 if v is NULL (no bytes), else 1 with *pp and *pn
+** set.
 */
 int key_bytes(sqlite3_value *v, char zInt[24], const void **pp, size_t *pn);
+
+/*
+** Is v an integer: an INTEGER, or a REAL with a whole value in the 64-bit
+** range (what a JavaScript number or a JSON value becomes)? If so, 1 and
+** the value in *pOut; else 0.
+*/
+int value_whole_int64(sqlite3_value *v, int64_t *pOut);
 
 /*
 ** The position of key value v on a ring with config cfg (its bytes, as
@@ -290,6 +300,38 @@ int spec_arg_resolve(chash_conn *conn, const spec_arg *a, const char *zFunc,
 ** the caller releases it. */
 int spec_current_ring(chash_conn *conn, const char *zSchema,
                       const char *zName, ring **ppRing, char **pzErr);
+
+/*
+** The ring of spec pSpec (NULL: omitted) as a message names it, quoted:
+** the spec's text ('shards@0'; an inline ring cut short after 60 bytes),
+** or for the default ring (an omitted or integer spec) its table
+** ('main.shards', 'main.shards@0'). NULL if out of memory.
+*/
+char *spec_display(chash_conn *conn, sqlite3_value *pSpec);
+
+/*
+** The chash table a ring argument names, for functions that read the table
+** itself (ch_check): pSpec is [schema.]name, or NULL for the default ring
+** (the only one). The schema and the name as stored go to *pzSchema and
+** *pzName, freed by the caller. On error, *pzErr says why, prefixed by
+** zFunc (NULL on SQLITE_NOMEM).
+*/
+int spec_ring_table(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
+                    char **pzSchema, char **pzName, char **pzErr);
+
+/* ---------------------------------------------------------------- check.c */
+
+/*
+** Check the shadow tables of ring table zSchema.zName (check.c says what
+** is checked). *pzReport gets NULL if every check holds, else the
+** problems, one per line (free it). bQuick (PRAGMA quick_check) leaves out
+** building every version. Returns SQLITE_OK, or the error that stopped it.
+*/
+int check_ring(sqlite3 *db, const char *zSchema, const char *zName,
+               int bQuick, char **pzReport);
+
+/* ch_check([ring]): 'ok', or the problems check_ring finds. */
+void check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 
 /* ---------------------------------------------------------------- funcs.c */
 

@@ -147,7 +147,7 @@ int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
       "SELECT key, value FROM \"%w\".\"%w_config\"", zSchema, zName);
   if( rc==SQLITE_NOMEM ) return rc;
   if( rc!=SQLITE_OK ){
-    *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: cannot read %s_config: "
+    *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: cannot read %s_config: "
                              "%s", zSchema, zName, zName, sqlite3_errmsg(db));
     return SQLITE_CORRUPT_VTAB;
   }
@@ -211,9 +211,9 @@ int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
     }
   }
   if( rc==SQLITE_CORRUPT_VTAB ){
-    *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s", zSchema, zName, zMsg);
+    *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: %s", zSchema, zName, zMsg);
   }else if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
-    *pzErr = sqlite3_mprintf("ring %s.%s: %s", zSchema, zName,
+    *pzErr = sqlite3_mprintf("ring '%q.%q': %s", zSchema, zName,
                              sqlite3_errmsg(db));
   }
   return rc;
@@ -334,7 +334,7 @@ static int load_node_list(sqlite3 *db, const char *zSchema, const char *zName,
   }
   if( rc!=SQLITE_OK ){
     if( rc!=SQLITE_NOMEM ){
-      *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s", zSchema, zName,
+      *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: %s", zSchema, zName,
                                sqlite3_errmsg(db));
       rc = SQLITE_CORRUPT_VTAB;
     }
@@ -346,7 +346,7 @@ static int load_node_list(sqlite3 *db, const char *zSchema, const char *zName,
     if( zOp==NULL || (strcmp(zOp, "add")!=0 && strcmp(zOp, "reweight")!=0
                       && strcmp(zOp, "rename")!=0) ){
       if( sqlite3_errcode(db)==SQLITE_NOMEM ){ rc = SQLITE_NOMEM; break; }
-      *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s_history has an "
+      *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: %s_history has an "
                                "unknown op: %s", zSchema, zName, zName,
                                zOp ? zOp : "NULL");
       rc = SQLITE_CORRUPT_VTAB;
@@ -357,7 +357,7 @@ static int load_node_list(sqlite3 *db, const char *zSchema, const char *zName,
     int nNode = sqlite3_column_bytes(pStmt, 0);
     if( zNode==NULL || (eType!=SQLITE_FLOAT && eType!=SQLITE_INTEGER) ){
       if( sqlite3_errcode(db)==SQLITE_NOMEM ){ rc = SQLITE_NOMEM; break; }
-      *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: a node has a NULL name "
+      *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: a node has a NULL name "
                                "or a weight that is not a number",
                                zSchema, zName);
       rc = SQLITE_CORRUPT_VTAB;
@@ -370,7 +370,7 @@ static int load_node_list(sqlite3 *db, const char *zSchema, const char *zName,
   sqlite3_finalize(pStmt);
   if( rc!=SQLITE_DONE ){
     if( rc!=SQLITE_NOMEM && rc!=SQLITE_CORRUPT_VTAB ){
-      *pzErr = sqlite3_mprintf("ring %s.%s: %s", zSchema, zName,
+      *pzErr = sqlite3_mprintf("ring '%q.%q': %s", zSchema, zName,
                                sqlite3_errmsg(db));
     }
     return rc;
@@ -397,7 +397,7 @@ int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
     if( rcRing==RING_NOMEM ){
       rc = SQLITE_NOMEM;
     }else if( rcRing!=RING_OK ){
-      *pzErr = sqlite3_mprintf("ring %s.%s is corrupt: %s", zSchema, zName, zMsg);
+      *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: %s", zSchema, zName, zMsg);
       rc = SQLITE_CORRUPT_VTAB;
     }
   }
@@ -512,7 +512,7 @@ static int store_fail(ring_store *st, int rc, const char *zFmt, ...){
 ** missing, so the ring is corrupt (or SQLite is out of memory, or busy). */
 static int store_prepare_fail(ring_store *st, int rc){
   if( rc==SQLITE_ERROR ){
-    return store_fail(st, SQLITE_CORRUPT_VTAB, "ring %s.%s is corrupt: %s",
+    return store_fail(st, SQLITE_CORRUPT_VTAB, "ring '%q.%q' is corrupt: %s",
                       st->zSchema, st->zName, sqlite3_errmsg(st->db));
   }
   return store_fail(st, rc, "%s: %s", st->zName, sqlite3_errmsg(st->db));
@@ -601,7 +601,7 @@ static int read_counters(ring_store *st, store_counters *c){
   /* Out of range only if damaged; the arithmetic on them must not overflow. */
   if( c->next_id<1 || c->next_id==INT64_MAX || c->epoch<0
    || c->epoch==INT64_MAX || c->points<0 || c->points>RING_MAX_POINTS ){
-    return store_fail(st, SQLITE_CORRUPT_VTAB, "ring %s.%s is corrupt: "
+    return store_fail(st, SQLITE_CORRUPT_VTAB, "ring '%q.%q' is corrupt: "
                       "%s_config has an epoch, nextid or points out of range",
                       st->zSchema, st->zName, st->zName);
   }
@@ -677,14 +677,25 @@ static int last_node(ring_store *st, int64_t *pId, const char **pzNode,
   return rc;
 }
 
-/* Would the ring's algorithm hold one more node? (algo.h, check_count) */
-static int check_add(ring_store *st){
-  if( st->info.config.algo->check_count==NULL ) return SQLITE_OK;
+/*
+** Would the ring hold one more node? At most RING_MAX_NODES, and the
+** algorithm may hold fewer (algo.h, check_count: a maglev table holds at
+** most as many nodes as it has slots). Ids are never reused, so while the
+** next id is at most RING_MAX_NODES there cannot be more nodes than that;
+** only past it (or when the algorithm counts) are the nodes counted.
+*/
+static int check_add(ring_store *st, const store_counters *c){
+  int bCounts = st->info.config.algo->check_count!=NULL;
+  if( !bCounts && c->next_id<=RING_MAX_NODES ) return SQLITE_OK;
   int64_t id = 0, n = 0;
   const char *zLast;
   int rc = last_node(st, &id, &zLast, &n);
   if( rc==SQLITE_ROW ) sqlite3_reset(st->aStmt[STMT_LAST_NODE]);
   if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) return rc;
+  if( n>=RING_MAX_NODES ){
+    return store_fail(st, SQLITE_ERROR, "%s: too many nodes: a ring holds at "
+                      "most %d", st->zName, RING_MAX_NODES);
+  }
   char zMsg[512];
   if( ring_check_count(&st->info.config, (uint64_t)n+1, zMsg, sizeof(zMsg)) ){
     return store_fail(st, SQLITE_ERROR, "%s: %s", st->zName, zMsg);
@@ -695,8 +706,8 @@ static int check_add(ring_store *st){
 int store_add(ring_store *st, const char *zNode, int nNode, double weight,
               int64_t *pId){
   store_counters c;
-  int rc = check_add(st);
-  if( rc==SQLITE_OK ) rc = read_counters(st, &c);
+  int rc = read_counters(st, &c);
+  if( rc==SQLITE_OK ) rc = check_add(st, &c);
   if( rc==SQLITE_OK ) rc = check_points(st, &c, limit_points(st, weight));
   if( rc!=SQLITE_OK ) return rc;
   sqlite3_stmt *pStmt = NULL;

@@ -110,11 +110,19 @@ static const char *diff_tag_text(const ring_config *cfg, char *z, size_t n){
   return z;
 }
 
-/* Can rings a and b be compared position by position? */
-static int diff_check(diff_cursor *c, const ring *a, const ring *b){
+/* Can rings a and b (of the specs in argv) be compared position by
+** position? */
+static int diff_check(diff_cursor *c, const ring *a, const ring *b,
+                      sqlite3_value **argv){
   if( a->n_nodes==0 || b->n_nodes==0 ){
-    return tvf_error(&c->base, SQLITE_ERROR, "ch_diff: the %s ring is empty "
-                     "(it has no nodes)", a->n_nodes==0 ? "old" : "new");
+    int bOld = a->n_nodes==0;
+    tvf_vtab *p = (tvf_vtab *)c->base.base.pVtab;
+    char *zRing = spec_display(p->conn, argv[bOld ? 0 : 1]);
+    if( zRing==NULL ) return SQLITE_NOMEM;
+    int rc = tvf_error(&c->base, SQLITE_ERROR, "ch_diff: the %s ring %s is "
+                       "empty (it has no nodes)", bOld ? "old" : "new", zRing);
+    sqlite3_free(zRing);
+    return rc;
   }
   for(int i=0; i<2; i++){
     const ring *x = i==0 ? a : b;
@@ -174,7 +182,7 @@ static int diff_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
   int rc = tvf_cursor_start(&c->base, "ch_diff", 2, argv, 0, NULL);
   if( rc==SQLITE_OK ) rc = tvf_ring(&c->base, "ch_diff", argv[1], &c->ringNew,
                                     NULL);
-  if( rc==SQLITE_OK ) rc = diff_check(c, c->base.ring, c->ringNew);
+  if( rc==SQLITE_OK ) rc = diff_check(c, c->base.ring, c->ringNew, argv);
   if( rc!=SQLITE_OK ) return rc;
   c->aMap = diff_node_map(c->base.ring, c->ringNew);
   if( c->aMap==NULL ) return SQLITE_NOMEM;

@@ -99,10 +99,14 @@ static int units_start(units_cursor *c, const char *zFunc, const char *zWhat,
   const ring *r = c->base.ring;
   const ring_algo *a = r->config.algo;
   if( !ring_lists_units(r) ){
+    /* An inline ring (no version) has no table to point to. */
     return tvf_error(&c->base, SQLITE_ERROR, "%s: algorithm %s has no %s "
-                     "(%s); its nodes' shares are in the ring table's share "
-                     "column", zFunc, a->name, zWhat,
-                     a->no_units ? a->no_units : "it lists no units");
+                     "(%s); %s", zFunc, a->name, zWhat,
+                     a->no_units ? a->no_units : "it lists no units",
+                     r->version<0 ? "the share column of a chash table with "
+                                    "these nodes gives their shares"
+                                  : "its nodes' shares are in the ring "
+                                    "table's share column");
   }
   c->bPoints = ring_has_points(r);
   c->nUnit = ring_units(r);

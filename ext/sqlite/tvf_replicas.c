@@ -77,21 +77,28 @@ static int replicas_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
                             bRing ? 2 : -1, NULL);
   if( rc!=SQLITE_OK ) return rc;
   const ring *r = c->base.ring;
-  if( sqlite3_value_type(argv[1])!=SQLITE_INTEGER ){
+  /* n given as a whole REAL (a JavaScript number) is an integer too. */
+  if( !value_whole_int64(argv[1], &c->nWant) ){
     return tvf_error(&c->base, SQLITE_ERROR, "ch_replicas: n must be an "
                      "integer");
   }
-  c->nWant = sqlite3_value_int64(argv[1]);
   if( c->nWant<1 ){
     return tvf_error(&c->base, SQLITE_ERROR, "ch_replicas: n must be at "
                      "least 1");
   }
+  /* A NULL key has no replicas, on any ring (an empty one too). */
+  if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return SQLITE_OK;
   if( r->n_nodes==0 ){
-    return tvf_error(&c->base, SQLITE_ERROR, "ch_replicas: the ring is empty "
-                     "(it has no nodes)");
+    tvf_vtab *p = (tvf_vtab *)c->base.base.pVtab;
+    char *zRing = spec_display(p->conn, bRing ? argv[2] : NULL);
+    if( zRing==NULL ) return SQLITE_NOMEM;
+    rc = tvf_error(&c->base, SQLITE_ERROR, "ch_replicas: ring %s is empty "
+                   "(it has no nodes)", zRing);
+    sqlite3_free(zRing);
+    return rc;
   }
   uint64_t pos;
-  if( !key_position(argv[0], &r->config, &pos) ) return SQLITE_OK;
+  key_position(argv[0], &r->config, &pos);
   if( replica_walk_start(&c->walk, r, pos)!=RING_OK ) return SQLITE_NOMEM;
   replicas_settle(c);
   return SQLITE_OK;

@@ -89,6 +89,14 @@ static void vtab_free(chash_vtab *p){
 ** and list what is accepted. Connecting reads the options back from
 ** %_config, which is the authority once the table exists.
 */
+/* Is a CREATE argument such as 'vnodes=100' quoted as a whole? SQLite
+** hands module arguments over as written, quotes and all. */
+static int create_arg_is_quoted(const char *z){
+  size_t n = strlen(z);
+  char q = z[0], end = q=='[' ? ']' : q;
+  return n>=2 && (q=='\'' || q=='"' || q=='`' || q=='[') && z[n-1]==end;
+}
+
 static int parse_create_options(int argc, const char *const *argv,
                                 ring_config *cfg, char **pzErr){
   unsigned set = 0;
@@ -99,7 +107,12 @@ static int parse_create_options(int argc, const char *const *argv,
     char *zKey, *zValue;
     if( zArg==NULL ) return SQLITE_NOMEM;
     int bad = options_split(zArg, &zKey, &zValue);
-    if( bad ){
+    if( bad==0 && create_arg_is_quoted(argv[i]) ){
+      snprintf(zMsg, sizeof(zMsg), "the argument %s is quoted as a whole: "
+               "write option=value, quoting only the value if at all "
+               "(vnodes=100, hash='xxh64')", argv[i]);
+      bad = 1;
+    }else if( bad ){
       char zList[200];
       snprintf(zMsg, sizeof(zMsg), "bad option '%s': write option=value; "
                "options: %s", argv[i], options_names(zList, sizeof(zList)));
@@ -305,8 +318,8 @@ static int computed_column(chash_cursor *c, sqlite3_context *ctx, int iCol){
   int64_t i = zNode ? ring_find_node(c->ring, zNode,
                                      sqlite3_column_bytes(c->pStmt, 1)) : -1;
   if( i<0 ){
-    vtab_error(p, "ring %s.%s is corrupt: node %s is not in its ring",
-               p->zSchema, p->zName, zNode ? zNode : "NULL");
+    vtab_error(p, "ring '%q.%q' is corrupt: node %Q is not in its ring",
+               p->zSchema, p->zName, zNode);
     return SQLITE_CORRUPT_VTAB;
   }
   const ring_node *node = &c->ring->nodes[i];
@@ -410,7 +423,7 @@ static int name_conflict(chash_vtab *p, int64_t idOther, const char *zNode){
     int rc = store_remove(p->store, idOther);
     return rc==SQLITE_OK ? rc : store_error(p, rc);
   }
-  vtab_error(p, "%s: duplicate node: %s", p->zName, zNode);
+  vtab_error(p, "%s: duplicate node: %Q", p->zName, zNode);
   return SQLITE_CONSTRAINT_UNIQUE;
 }
 
@@ -528,33 +541,60 @@ static int chash_shadow_name(const char *zSuffix){
   return store_is_shadow_suffix(zSuffix);
 }
 
-static sqlite3_module chash_module = {
-  /* iVersion    */ 3,
-  /* xCreate     */ chash_create,
-  /* xConnect    */ chash_connect,
-  /* xBestIndex  */ chash_best_index,
-  /* xDisconnect */ chash_disconnect,
-  /* xDestroy    */ chash_destroy,
-  /* xOpen       */ chash_open,
-  /* xClose      */ chash_close,
-  /* xFilter     */ chash_filter,
-  /* xNext       */ chash_next,
-  /* xEof        */ chash_eof,
-  /* xColumn     */ chash_column,
-  /* xRowid      */ chash_rowid,
-  /* xUpdate     */ chash_update,
-  /* xBegin      */ chash_begin,
-  /* xSync       */ chash_sync,
-  /* xCommit     */ NULL,
-  /* xRollback   */ NULL,
-  /* xFindFunction */ NULL,
-  /* xRename     */ chash_rename,
-  /* xSavepoint  */ NULL,
-  /* xRelease    */ NULL,
-  /* xRollbackTo */ NULL,
-  /* xShadowName */ chash_shadow_name,
+/*
+** xIntegrity (SQLite 3.44 and later): PRAGMA integrity_check and
+** quick_check report what ch_check does, headed by the ring's name, as
+** R*Tree reports its own. quick_check (mFlags 1) does not build the
+** versions.
+*/
+static int chash_integrity(sqlite3_vtab *pVtab, const char *zSchema,
+                           const char *zTabName, int mFlags, char **pzErr){
+  chash_vtab *p = (chash_vtab *)pVtab;
+  char *zReport = NULL;
+  int rc = check_ring(p->db, zSchema, zTabName, mFlags & 1, &zReport);
+  if( rc==SQLITE_OK && zReport ){
+    *pzErr = sqlite3_mprintf("In chash ring '%q.%q':\n%z", zSchema, zTabName,
+                             zReport);
+    if( *pzErr==NULL ) rc = SQLITE_NOMEM;
+  }
+  return rc;
+}
+
+/* The methods of every version of the module, from xCreate on. */
+#define CHASH_MODULE_METHODS \
+  chash_create, chash_connect, chash_best_index, chash_disconnect, \
+  chash_destroy, chash_open, chash_close, chash_filter, chash_next, \
+  chash_eof, chash_column, chash_rowid, chash_update, chash_begin, \
+  chash_sync, NULL /* xCommit */, NULL /* xRollback */, \
+  NULL /* xFindFunction */, chash_rename, NULL /* xSavepoint */, \
+  NULL /* xRelease */, NULL /* xRollbackTo */, chash_shadow_name
+
+/* For SQLite before 3.44, which knows the module up to version 3. */
+static const sqlite3_module chash_module_v3 = { 3, CHASH_MODULE_METHODS };
+
+/*
+** Version 4 adds xIntegrity, right after xShadowName. Built with an
+** sqlite3.h older than 3.44 (Debian 12 has 3.40), whose sqlite3_module
+** ends at xShadowName, the member is added behind it here, where SQLite
+** 3.44 and later read it.
+*/
+#if SQLITE_VERSION_NUMBER>=3044000
+static const sqlite3_module chash_module_v4 = {
+  4, CHASH_MODULE_METHODS, chash_integrity
 };
+#define CHASH_MODULE_V4 (&chash_module_v4)
+#else
+static const struct {
+  sqlite3_module base;
+  int (*xIntegrity)(sqlite3_vtab *, const char *, const char *, int, char **);
+} chash_module_v4 = { { 4, CHASH_MODULE_METHODS }, chash_integrity };
+#define CHASH_MODULE_V4 (&chash_module_v4.base)
+#endif
 
 int vtab_register(sqlite3 *db, chash_conn *conn){
-  return sqlite3_create_module_v2(db, "chash", &chash_module, conn, conn_free);
+  /* An SQLite before 3.44 does not read version 4's member: give it the
+  ** module it knows. */
+  const sqlite3_module *pModule = sqlite3_libversion_number()>=3044000
+                                ? CHASH_MODULE_V4 : &chash_module_v3;
+  return sqlite3_create_module_v2(db, "chash", pModule, conn, conn_free);
 }

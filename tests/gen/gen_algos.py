@@ -147,7 +147,7 @@ zeta	0.100	NULL
 statement error
 DELETE FROM j WHERE node='alpha'
 ----
-j: cannot remove node alpha: algorithm jump numbers nodes as buckets in the order they joined, so only the last one (chi) can be removed
+j: cannot remove node 'alpha': algorithm jump numbers nodes as buckets in the order they joined, so only the last one ('chi') can be removed
 
 statement ok
 DELETE FROM j WHERE node='chi'
@@ -156,7 +156,7 @@ DELETE FROM j WHERE node='chi'
 statement error
 DELETE FROM j WHERE node='alpha' OR rowid=(SELECT max(rowid) FROM j)
 ----
-j: cannot remove node alpha
+j: cannot remove node 'alpha'
 
 statement ok
 UPDATE j SET node='zeta-2' WHERE node='zeta'
@@ -183,7 +183,7 @@ INSERT INTO j(node, weight) VALUES ('one', 1.0)
 statement error
 SELECT ch_locate('k', '{"algorithm":"jump","nodes":{"a":1,"b":2}}')
 ----
-ch_locate: JSON ring spec: node b: algorithm jump has no weights
+ch_locate: JSON ring spec: node 'b': algorithm jump has no weights
 
 statement error
 CREATE VIRTUAL TABLE bad1 USING chash(algorithm=jump, vnodes=100)

@@ -68,7 +68,7 @@ SELECT points FROM explicit
 statement error
 SELECT ch_locate('k', '{"algorithm":"nginx","nodes":{"a":2.5}}')
 ----
-node a: algorithm nginx takes whole weights
+node 'a': algorithm nginx takes whole weights
 
 statement error
 SELECT ch_locate('k', '{"algorithm":"nginx","vnodes":100,"nodes":["a"]}')

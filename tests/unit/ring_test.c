@@ -398,7 +398,7 @@ static void test_build(void){
   /* Errors. */
   const char *azDup[] = {"b", "a", "b"};
   CHECK( build(&cfg, azDup, 3, zErr, sizeof(zErr))==NULL );
-  CHECK( has(zErr, "duplicate node: b") );
+  CHECK( has(zErr, "duplicate node: 'b'") );
   const char *azEmpty[] = {"a", ""};
   CHECK( build(&cfg, azEmpty, 2, zErr, sizeof(zErr))==NULL );
   CHECK( has(zErr, "empty") );
@@ -406,7 +406,7 @@ static void test_build(void){
   ring_input aIn[2] = {{"a", 1, 1.0, 0}, {"b", 1, 0.0, 0}};
   r = NULL;
   CHECK( ring_build(&cfg, aIn, 2, &r, zErr, sizeof(zErr))==RING_INVALID && r==NULL );
-  CHECK( has(zErr, "weight of node b") );
+  CHECK( has(zErr, "weight of node 'b'") );
   aIn[1].weight = NAN;
   CHECK( ring_build(&cfg, aIn, 2, &r, zErr, sizeof(zErr))==RING_INVALID );
   CHECK( has(zErr, "positive finite") );
