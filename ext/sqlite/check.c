@@ -121,7 +121,8 @@ static const struct {
   [CHECK_POINTS] = { "points", 0, RING_MAX_POINTS,
                      "an integer from 0 to the points limit" },
 };
-#define CHECK_N_COUNTERS ((int)(sizeof(check_counters)/sizeof(check_counters[0])))
+#define CHECK_N_COUNTERS \
+  ((int)(sizeof(check_counters)/sizeof(check_counters[0])))
 
 /* The options every ring has stored, by bit (options.h, OPTION_REQUIRED). */
 static const struct {
@@ -143,11 +144,13 @@ static void check_config(check_state *k){
   int rc;
   ring_config_default(&k->config);
   while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    int eKey = sqlite3_column_type(pStmt, 0);
+    int eValue = sqlite3_column_type(pStmt, 1);
     const char *zKey = (const char *)sqlite3_column_text(pStmt, 0);
     const char *zValue = (const char *)sqlite3_column_text(pStmt, 1);
     const char *zType = (const char *)sqlite3_column_text(pStmt, 2);
-    if( zType==NULL || (zKey==NULL && sqlite3_column_type(pStmt, 0)!=SQLITE_NULL)
-     || (zValue==NULL && sqlite3_column_type(pStmt, 1)!=SQLITE_NULL) ){
+    if( zType==NULL || (zKey==NULL && eKey!=SQLITE_NULL)
+     || (zValue==NULL && eValue!=SQLITE_NULL) ){
       rc = SQLITE_NOMEM;
       break;
     }
@@ -156,7 +159,9 @@ static void check_config(check_state *k){
       continue;
     }
     int i;
-    for(i=0; i<CHECK_N_COUNTERS && strcmp(zKey, check_counters[i].zKey)!=0; i++){}
+    for(i=0; i<CHECK_N_COUNTERS; i++){
+      if( strcmp(zKey, check_counters[i].zKey)==0 ) break;
+    }
     if( i<CHECK_N_COUNTERS ){
       int64_t v = sqlite3_column_int64(pStmt, 1);
       seen |= 1u<<i;
@@ -223,7 +228,8 @@ static int64_t check_limit_points(const ring_config *cfg, double w){
 }
 
 /* A node's weight problem under cfg, or NULL. eType: the column's type. */
-static const char *check_node_weight(const ring_config *cfg, int eType, double w){
+static const char *check_node_weight(const ring_config *cfg, int eType,
+                                     double w){
   if( (eType!=SQLITE_FLOAT && eType!=SQLITE_INTEGER)
    || ring_node_points(cfg, w)<0 ){
     return "weight must be a positive finite number at most 1e+09";
@@ -349,7 +355,8 @@ static check_node *check_replay_find(check_replay *p, int64_t id){
 ** algorithm's commit rule against the last version. The nodes are copied
 ** (names too), as the next version's renames replace the replay's names.
 */
-static void check_replay_version(check_state *k, check_replay *p, int64_t iVersion){
+static void check_replay_version(check_state *k, check_replay *p,
+                                 int64_t iVersion){
   if( !p->bBuild || p->bBuildFailed ) return;
   size_t nBytes = 1;
   for(int64_t i=0; i<p->n; i++){
