@@ -270,7 +270,8 @@ static void check_nodes(check_state *k){
       if( zBad ){
         check_problem(k, "%s_nodes: node %.*Q: %s", k->zName, nByte, zNode,
                       zBad);
-      }else{
+      }else if( nPoints<=RING_MAX_POINTS ){
+        /* Past the limit the sum stops: damaged weights could overflow it. */
         nPoints += check_limit_points(&k->config, w);
       }
     }
@@ -293,11 +294,9 @@ static void check_nodes(check_state *k){
       check_problem(k, "%s_nodes: %s", k->zName, zMsg);
     }
     if( nPoints>RING_MAX_POINTS ){
-      check_problem(k, "%s_nodes: the nodes have %lld points; a ring holds "
-                    "at most %d", k->zName, (long long)nPoints,
-                    RING_MAX_POINTS);
-    }
-    if( k->bPoints && nPoints!=k->points ){
+      check_problem(k, "%s_nodes: the nodes have more than %d points, the "
+                    "most a ring holds", k->zName, RING_MAX_POINTS);
+    }else if( k->bPoints && nPoints!=k->points ){
       check_problem(k, "%s_config: points is %lld, but the nodes count %lld",
                     k->zName, (long long)k->points, (long long)nPoints);
     }
@@ -516,7 +515,7 @@ static void check_history(check_state *k, check_replay *p){
                     (long long)epoch, (long long)lastEpoch);
       p->bBuild = 0;
     }else if( epoch>lastEpoch ){
-      if( epoch>lastEpoch+1 ){
+      if( epoch-lastEpoch>1 ){
         check_problem(k, "%s_history: seq %lld: epoch %lld follows epoch "
                       "%lld (every version has its changes)", zT,
                       (long long)seq, (long long)epoch, (long long)lastEpoch);
@@ -556,14 +555,14 @@ static void check_history(check_state *k, check_replay *p){
   if( k->rc ) return;
   k->bHistory = 1;
   if( lastEpoch>0 ) check_replay_version(k, p, lastEpoch);
-  if( k->bNextid && k->nextid!=maxAdd+1 ){
+  if( k->bNextid && k->nextid-1!=maxAdd ){
     check_problem(k, "%s_config: nextid is %lld, but the last node id added "
                   "is %lld", zT, (long long)k->nextid, (long long)maxAdd);
   }
   /* The changes of an open transaction are the version after the
   ** committed one. */
   if( k->bEpoch && lastEpoch!=k->epoch
-   && !(lastEpoch==k->epoch+1 && !sqlite3_get_autocommit(k->db)) ){
+   && !(lastEpoch-1==k->epoch && !sqlite3_get_autocommit(k->db)) ){
     check_problem(k, "%s_history ends at version %lld, but %s_config says "
                   "%lld were committed", zT, (long long)lastEpoch, zT,
                   (long long)k->epoch);
@@ -585,8 +584,8 @@ static void check_replay_matches(check_state *k, check_replay *p){
     while( i<p->n && p->aNode[i].bGone ) i++;
     const check_node *x = i<p->n ? &p->aNode[i] : NULL;
     if( rc!=SQLITE_ROW && (rc!=SQLITE_DONE || x==NULL) ) break;
-    int64_t id = rc==SQLITE_ROW ? sqlite3_column_int64(pStmt, 0) : INT64_MAX;
-    if( x && x->id<id ){
+    int64_t id = rc==SQLITE_ROW ? sqlite3_column_int64(pStmt, 0) : 0;
+    if( rc==SQLITE_DONE || (x && x->id<id) ){
       check_problem(k, "%s_nodes lacks node %Q (id %lld), which the "
                     "history has", zT, x->zName, (long long)x->id);
       i++;

@@ -39,6 +39,7 @@ static void use_ring(sqlite3 *db){
     "SELECT * FROM r WHERE node='a'", "SELECT * FROM r WHERE rowid=2",
     "INSERT INTO r(node) VALUES ('new')", "UPDATE r SET weight=2",
     "DELETE FROM r WHERE node='b'", "SELECT ch_locate('k')",
+    "SELECT ch_check('r')",
   };
   for(size_t i=0; i<sizeof(azSql)/sizeof(azSql[0]); i++){
     sqlite3_stmt *pStmt = NULL;
