@@ -12,7 +12,8 @@
 
 /* Decimal text of v, written to end at buf+24; returns where it starts.
 ** Two digits per division: integer keys are the common case of a scan. */
-static const char *format_int64(int64_t v, char buf[24]){
+static inline __attribute__((always_inline))
+const char *format_int64(int64_t v, char buf[24]){
   static const char aPair[] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536"
     "37383940414243444546474849505152535455565758596061626364656667686970717273"
@@ -56,7 +57,10 @@ int value_whole_int64(sqlite3_value *v, int64_t *pOut){
   }
 }
 
-int key_bytes(sqlite3_value *v, char zInt[24], const void **pp, size_t *pn){
+/* key_bytes, inline in key_position: it runs once per row. */
+static inline __attribute__((always_inline))
+int key_bytes_inline(sqlite3_value *v, char zInt[24], const void **pp,
+                     size_t *pn){
   const void *p;
   int n;
   int64_t i = 0;
@@ -85,11 +89,15 @@ int key_bytes(sqlite3_value *v, char zInt[24], const void **pp, size_t *pn){
   return 1;
 }
 
+int key_bytes(sqlite3_value *v, char zInt[24], const void **pp, size_t *pn){
+  return key_bytes_inline(v, zInt, pp, pn);
+}
+
 int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos){
   char zInt[24];
   const void *p;
   size_t n;
-  if( !key_bytes(v, zInt, &p, &n) ) return 0;
+  if( !key_bytes_inline(v, zInt, &p, &n) ) return 0;
   *pPos = ring_key_position(cfg, p, n);
   return 1;
 }

@@ -44,10 +44,11 @@ static void locate_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3_value *pSpec = argc>1 ? argv[1] : NULL;
   ring *r = spec_ring_at(ctx, argv, argc>1 ? 1 : -1, "ch_locate");
   if( r==NULL ) return;
-  /* A NULL key has no owner, on any ring (an empty one too). */
-  if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return;
   if( r->n_nodes==0 ){
-    error_empty(ctx, "ch_locate", pSpec);
+    /* A NULL key has no owner, on any ring (an empty one too). */
+    if( sqlite3_value_type(argv[0])!=SQLITE_NULL ){
+      error_empty(ctx, "ch_locate", pSpec);
+    }
     return;
   }
   const ring_node *node = owner_of(r, argv[0]);
