@@ -148,3 +148,9 @@ int chash_exec_fmt(sqlite3 *db, const char *zFmt, ...){
   sqlite3_free(zSql);
   return rc;
 }
+
+int64_t chash_random_int64(void){
+  int64_t v;
+  sqlite3_randomness(sizeof(v), &v);
+  return v;
+}

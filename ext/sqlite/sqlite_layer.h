@@ -70,6 +70,9 @@ int chash_vtab_error(sqlite3_vtab *pVtab, int rc, const char *zFmt, ...);
 int chash_prepare_fmt(sqlite3 *db, sqlite3_stmt **ppStmt, unsigned flags,
                       const char *zFmt, ...);
 
+/* A random 64-bit integer, from SQLite's generator (stamps, tags). */
+int64_t chash_random_int64(void);
+
 /* Run the statements of zFmt (a %-format) to completion. */
 int chash_exec_fmt(sqlite3 *db, const char *zFmt, ...);
 
@@ -84,6 +87,21 @@ typedef struct store_info {
   int64_t next_id;        /* id of the next node added */
   int64_t points;         /* points of the current nodes (for the limits) */
 } store_info;
+
+/* Node names and weights read from the shadow tables, before the build. */
+typedef struct node_list {
+  ring_input *aInput;
+  uint32_t n, nAlloc;
+  char *zNames;            /* every name, back to back */
+  size_t nNames, nNamesAlloc;
+} node_list;
+
+/* The nodes of version iVersion (the current ones if it is negative), in
+** id (join) order, into *pList (zeroed by the caller, freed with
+** node_list_free whatever the result). */
+int load_node_list(sqlite3 *db, const char *zSchema, const char *zName,
+                   int64_t iVersion, node_list *pList, char **pzErr);
+void node_list_free(node_list *p);
 
 /* A ring table's shadow tables and the statements that write them. */
 typedef struct ring_store ring_store;

@@ -1,0 +1,449 @@
+/*
+** store_write.c: the write handle of a ring table's shadow tables (the
+** format is at the top of store.c). A ring_store holds the table's
+** prepared statements; every change is ordinary SQL on the same
+** connection, logged in %_history with the next version's epoch, and
+** checked against the limits and the algorithm's rules as it is written
+** (at the statement) or when the transaction commits.
+*/
+
+#include <stdarg.h>
+#include <string.h>
+
+#include "sqlite_layer.h"
+
+enum {
+  STMT_FIND_NAME,          /* id, weight of the node named ?1 */
+  STMT_FIND_ID,            /* node, weight of node id ?1 */
+  STMT_COUNTERS,           /* epoch, nextid, points */
+  STMT_INSERT_NODE,
+  STMT_DELETE_NODE,
+  STMT_UPDATE_NODE,
+  STMT_HISTORY,            /* log one change */
+  STMT_BUMP,               /* points += ?1, nextid += ?2, stamp = ?3 */
+  STMT_COMMIT_EPOCH,       /* pending changes become the next version */
+  STMT_LAST_NODE,          /* id, node of the last node; count of nodes */
+  STMT_COUNT
+};
+
+static const char *const azStmtSql[STMT_COUNT] = {
+  [STMT_FIND_NAME] = "SELECT id, weight FROM \"%w\".\"%w_nodes\" WHERE node=?1",
+  [STMT_FIND_ID] = "SELECT node, weight FROM \"%w\".\"%w_nodes\" WHERE id=?1",
+  [STMT_COUNTERS] = "SELECT key, value FROM \"%w\".\"%w_config\""
+                    " WHERE key IN ('epoch', 'nextid', 'points')",
+  [STMT_INSERT_NODE] = "INSERT INTO \"%w\".\"%w_nodes\"(id, node, weight)"
+                       " VALUES(?1, ?2, ?3)",
+  [STMT_DELETE_NODE] = "DELETE FROM \"%w\".\"%w_nodes\" WHERE id=?1",
+  [STMT_UPDATE_NODE] = "UPDATE \"%w\".\"%w_nodes\" SET node=?2, weight=?3"
+                       " WHERE id=?1",
+  [STMT_HISTORY] = "INSERT INTO \"%w\".\"%w_history\"(epoch, op, id, node,"
+                   " weight, old) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+  [STMT_BUMP] = "UPDATE \"%w\".\"%w_config\" SET value = CASE key"
+                " WHEN 'points' THEN value+?1 WHEN 'nextid' THEN value+?2"
+                " ELSE ?3 END WHERE key IN ('points', 'nextid', 'stamp')",
+  [STMT_COMMIT_EPOCH] = "UPDATE \"%w\".\"%w_config\" SET value=value+1"
+                        " WHERE key='epoch' AND value<(SELECT epoch FROM"
+                        " \"%w\".\"%w_history\" ORDER BY seq DESC LIMIT 1)",
+  [STMT_LAST_NODE] = "SELECT id, node, (SELECT count(*) FROM \"%w\".\"%w_nodes\")"
+                     " FROM \"%w\".\"%w_nodes\" ORDER BY id DESC LIMIT 1",
+};
+
+struct ring_store {
+  sqlite3 *db;
+  char *zSchema;
+  char *zName;
+  store_info info;         /* as read at open; counters re-read per change */
+  sqlite3_stmt *aStmt[STMT_COUNT];
+  char *zErr;              /* message of the last failure, or NULL */
+};
+
+int store_open(sqlite3 *db, const char *zSchema, const char *zName,
+               ring_store **ppStore, char **pzErr){
+  ring_store *st = sqlite3_malloc64(sizeof(*st));
+  *ppStore = NULL;
+  if( st==NULL ) return SQLITE_NOMEM;
+  memset(st, 0, sizeof(*st));
+  st->db = db;
+  st->zSchema = sqlite3_mprintf("%s", zSchema);
+  st->zName = sqlite3_mprintf("%s", zName);
+  if( st->zSchema==NULL || st->zName==NULL ){
+    store_close(st);
+    return SQLITE_NOMEM;
+  }
+  int rc = store_read_info(db, zSchema, zName, &st->info, pzErr);
+  if( rc!=SQLITE_OK ){
+    store_close(st);
+    return rc;
+  }
+  *ppStore = st;
+  return SQLITE_OK;
+}
+
+void store_reset_statements(ring_store *st){
+  for(int i=0; i<STMT_COUNT; i++){
+    sqlite3_finalize(st->aStmt[i]);
+    st->aStmt[i] = NULL;
+  }
+}
+
+void store_close(ring_store *st){
+  if( st==NULL ) return;
+  store_reset_statements(st);
+  sqlite3_free(st->zSchema);
+  sqlite3_free(st->zName);
+  sqlite3_free(st->zErr);
+  sqlite3_free(st);
+}
+
+const store_info *store_info_of(ring_store *st){
+  return &st->info;
+}
+
+const char *store_errmsg(ring_store *st){
+  return st->zErr;
+}
+
+static int store_fail(ring_store *st, int rc, const char *zFmt, ...){
+  sqlite3_free(st->zErr);
+  va_list ap;
+  va_start(ap, zFmt);
+  st->zErr = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  return rc;
+}
+
+/* A statement on the shadow tables did not prepare: a table or column is
+** missing, so the ring is corrupt (or SQLite is out of memory, or busy). */
+static int store_prepare_fail(ring_store *st, int rc){
+  if( rc==SQLITE_ERROR ){
+    return store_fail(st, SQLITE_CORRUPT_VTAB, "ring '%q.%q' is corrupt: %s",
+                      st->zSchema, st->zName, sqlite3_errmsg(st->db));
+  }
+  return store_fail(st, rc, "%s: %s", st->zName, sqlite3_errmsg(st->db));
+}
+
+/* The cached statement i, prepared on first use and reset for reuse. */
+static int store_stmt(ring_store *st, int i, sqlite3_stmt **ppStmt){
+  if( st->aStmt[i]==NULL ){
+    int rc = chash_prepare_fmt(st->db, &st->aStmt[i], SQLITE_PREPARE_PERSISTENT,
+                         azStmtSql[i], st->zSchema, st->zName,
+                         st->zSchema, st->zName, st->zSchema, st->zName,
+                         st->zSchema, st->zName);
+    if( rc!=SQLITE_OK ) return store_prepare_fail(st, rc);
+  }
+  *ppStmt = st->aStmt[i];
+  return SQLITE_OK;
+}
+
+/* Step a cached statement once; reset it unless it returned a row. */
+static int store_step(ring_store *st, sqlite3_stmt *pStmt){
+  int rc = sqlite3_step(pStmt);
+  if( rc==SQLITE_ROW ) return rc;
+  sqlite3_reset(pStmt);
+  if( rc!=SQLITE_DONE ){
+    rc = store_fail(st, sqlite3_errcode(st->db), "%s: %s", st->zName,
+                    sqlite3_errmsg(st->db));
+  }
+  return rc;
+}
+
+int store_find_by_name(ring_store *st, const char *zNode, int nNode,
+                       int64_t *pId, double *pWeight){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = store_stmt(st, STMT_FIND_NAME, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_bind_text(pStmt, 1, zNode, nNode, SQLITE_STATIC);
+  rc = store_step(st, pStmt);
+  if( rc==SQLITE_ROW ){
+    *pId = sqlite3_column_int64(pStmt, 0);
+    *pWeight = sqlite3_column_double(pStmt, 1);
+    sqlite3_reset(pStmt);
+  }
+  return rc;
+}
+
+int store_find_by_id(ring_store *st, int64_t id, char **pzNode,
+                     double *pWeight){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = store_stmt(st, STMT_FIND_ID, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_bind_int64(pStmt, 1, id);
+  rc = store_step(st, pStmt);
+  if( rc==SQLITE_ROW ){
+    *pzNode = sqlite3_mprintf("%s", sqlite3_column_text(pStmt, 0));
+    *pWeight = sqlite3_column_double(pStmt, 1);
+    sqlite3_reset(pStmt);
+    if( *pzNode==NULL ) rc = SQLITE_NOMEM;
+  }
+  return rc;
+}
+
+/* Counters as they are now in this transaction. */
+typedef struct store_counters {
+  int64_t epoch, next_id, points;
+} store_counters;
+
+static int read_counters(ring_store *st, store_counters *c){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = store_stmt(st, STMT_COUNTERS, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  memset(c, 0, sizeof(*c));
+  c->next_id = -1;
+  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    const char *zKey = (const char *)sqlite3_column_text(pStmt, 0);
+    int64_t v = sqlite3_column_int64(pStmt, 1);
+    if( zKey==NULL ) continue;
+    if( strcmp(zKey, "epoch")==0 ) c->epoch = v;
+    else if( strcmp(zKey, "nextid")==0 ) c->next_id = v;
+    else c->points = v;
+  }
+  sqlite3_reset(pStmt);
+  if( rc!=SQLITE_DONE ){
+    return store_fail(st, sqlite3_errcode(st->db), "%s: %s", st->zName,
+                      sqlite3_errmsg(st->db));
+  }
+  /* Out of range only if damaged; the arithmetic on them must not overflow. */
+  if( c->next_id<1 || c->next_id==INT64_MAX || c->epoch<0
+   || c->epoch==INT64_MAX || c->points<0 || c->points>RING_MAX_POINTS ){
+    return store_fail(st, SQLITE_CORRUPT_VTAB, "ring '%q.%q' is corrupt: "
+                      "%s_config has an epoch, nextid or points out of range",
+                      st->zSchema, st->zName, st->zName);
+  }
+  return SQLITE_OK;
+}
+
+/* Points a node of weight w counts against RING_MAX_POINTS (modn: 1). */
+static int64_t limit_points(ring_store *st, double w){
+  int64_t p = ring_node_points(&st->info.config, w);
+  return p<1 ? 1 : p;
+}
+
+/* Check the ring would stay within the points limit after adding delta. */
+static int check_points(ring_store *st, const store_counters *c, int64_t delta){
+  if( c->points + delta > RING_MAX_POINTS ){
+    return store_fail(st, SQLITE_ERROR, "%s: too many points: the ring "
+                      "would have %lld; the limit is %d (vnodes x total "
+                      "weight, at least one per node)", st->zName,
+                      (long long)(c->points + delta), RING_MAX_POINTS);
+  }
+  return SQLITE_OK;
+}
+
+static int log_change(ring_store *st, const store_counters *c, const char *zOp,
+                      int64_t id, const char *zNode, int nNode, double w,
+                      const char *zOld){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = store_stmt(st, STMT_HISTORY, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_bind_int64(pStmt, 1, c->epoch + 1);
+  sqlite3_bind_text(pStmt, 2, zOp, -1, SQLITE_STATIC);
+  sqlite3_bind_int64(pStmt, 3, id);
+  sqlite3_bind_text(pStmt, 4, zNode, nNode, SQLITE_STATIC);
+  sqlite3_bind_double(pStmt, 5, w);
+  if( zOld ){
+    sqlite3_bind_text(pStmt, 6, zOld, -1, SQLITE_STATIC);
+  }else{
+    sqlite3_bind_null(pStmt, 6);
+  }
+  rc = store_step(st, pStmt);
+  sqlite3_clear_bindings(pStmt);
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int bump_counters(ring_store *st, int64_t dPoints, int64_t dNextId){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = store_stmt(st, STMT_BUMP, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_bind_int64(pStmt, 1, dPoints);
+  sqlite3_bind_int64(pStmt, 2, dNextId);
+  sqlite3_bind_int64(pStmt, 3, chash_random_int64());
+  rc = store_step(st, pStmt);
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/*
+** The last node joined (its id; its name, valid until the next store call)
+** and how many nodes there are. SQLITE_ROW, or SQLITE_DONE if there are
+** none.
+*/
+static int last_node(ring_store *st, int64_t *pId, const char **pzNode,
+                     int64_t *pCount){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = store_stmt(st, STMT_LAST_NODE, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  *pCount = 0;
+  rc = store_step(st, pStmt);
+  if( rc==SQLITE_ROW ){
+    *pId = sqlite3_column_int64(pStmt, 0);
+    *pzNode = (const char *)sqlite3_column_text(pStmt, 1);
+    *pCount = sqlite3_column_int64(pStmt, 2);
+  }
+  return rc;
+}
+
+/*
+** Would the ring hold one more node? At most RING_MAX_NODES, and the
+** algorithm may hold fewer (algo.h, check_count: a maglev table holds at
+** most as many nodes as it has slots). Ids are never reused, so while the
+** next id is at most RING_MAX_NODES there cannot be more nodes than that;
+** only past it (or when the algorithm counts) are the nodes counted.
+*/
+static int check_add(ring_store *st, const store_counters *c){
+  int bCounts = st->info.config.algo->check_count!=NULL;
+  if( !bCounts && c->next_id<=RING_MAX_NODES ) return SQLITE_OK;
+  int64_t id = 0, n = 0;
+  const char *zLast;
+  int rc = last_node(st, &id, &zLast, &n);
+  if( rc==SQLITE_ROW ) sqlite3_reset(st->aStmt[STMT_LAST_NODE]);
+  if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ) return rc;
+  if( n>=RING_MAX_NODES ){
+    return store_fail(st, SQLITE_ERROR, "%s: too many nodes: a ring holds at "
+                      "most %d", st->zName, RING_MAX_NODES);
+  }
+  char zMsg[512];
+  if( ring_check_count(&st->info.config, (uint64_t)n+1, zMsg, sizeof(zMsg)) ){
+    return store_fail(st, SQLITE_ERROR, "%s: %s", st->zName, zMsg);
+  }
+  return SQLITE_OK;
+}
+
+int store_add(ring_store *st, const char *zNode, int nNode, double weight,
+              int64_t *pId){
+  store_counters c;
+  int rc = read_counters(st, &c);
+  if( rc==SQLITE_OK ) rc = check_add(st, &c);
+  if( rc==SQLITE_OK ) rc = check_points(st, &c, limit_points(st, weight));
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_stmt *pStmt = NULL;
+  rc = store_stmt(st, STMT_INSERT_NODE, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_bind_int64(pStmt, 1, c.next_id);
+  sqlite3_bind_text(pStmt, 2, zNode, nNode, SQLITE_STATIC);
+  sqlite3_bind_double(pStmt, 3, weight);
+  rc = store_step(st, pStmt);
+  sqlite3_clear_bindings(pStmt);
+  if( rc!=SQLITE_DONE ) return rc;
+  rc = log_change(st, &c, "add", c.next_id, zNode, nNode, weight, NULL);
+  if( rc==SQLITE_OK ) rc = bump_counters(st, limit_points(st, weight), 1);
+  *pId = c.next_id;
+  return rc;
+}
+
+int store_remove(ring_store *st, int64_t id){
+  char *zNode = NULL;
+  double weight;
+  store_counters c;
+  int rc = read_counters(st, &c);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = store_find_by_id(st, id, &zNode, &weight);
+  if( rc==SQLITE_DONE ) return SQLITE_OK;      /* already gone */
+  if( rc!=SQLITE_ROW ) return rc;
+  sqlite3_stmt *pStmt = NULL;
+  rc = store_stmt(st, STMT_DELETE_NODE, &pStmt);
+  if( rc==SQLITE_OK ){
+    sqlite3_bind_int64(pStmt, 1, id);
+    rc = store_step(st, pStmt);
+    if( rc==SQLITE_DONE ){
+      rc = log_change(st, &c, "remove", id, zNode, -1, weight, NULL);
+    }
+  }
+  if( rc==SQLITE_OK ) rc = bump_counters(st, -limit_points(st, weight), 0);
+  sqlite3_free(zNode);
+  return rc;
+}
+
+int store_change(ring_store *st, int64_t id, const char *zNode, int nNode,
+                 double weight){
+  char *zOld = NULL;
+  double oldWeight;
+  store_counters c;
+  int rc = read_counters(st, &c);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = store_find_by_id(st, id, &zOld, &oldWeight);
+  if( rc==SQLITE_DONE ) return SQLITE_OK;
+  if( rc!=SQLITE_ROW ) return rc;
+  int bRename = (int)strlen(zOld)!=nNode || memcmp(zOld, zNode, nNode)!=0;
+  int64_t dPoints = limit_points(st, weight) - limit_points(st, oldWeight);
+  if( !bRename && weight==oldWeight ){
+    sqlite3_free(zOld);
+    return SQLITE_OK;                       /* nothing changes */
+  }
+  rc = check_points(st, &c, dPoints);
+  sqlite3_stmt *pStmt = NULL;
+  if( rc==SQLITE_OK ) rc = store_stmt(st, STMT_UPDATE_NODE, &pStmt);
+  if( rc==SQLITE_OK ){
+    sqlite3_bind_int64(pStmt, 1, id);
+    sqlite3_bind_text(pStmt, 2, zNode, nNode, SQLITE_STATIC);
+    sqlite3_bind_double(pStmt, 3, weight);
+    rc = store_step(st, pStmt);
+    sqlite3_clear_bindings(pStmt);
+    if( rc==SQLITE_DONE ){
+      rc = log_change(st, &c, bRename ? "rename" : "reweight", id, zNode,
+                      nNode, weight, bRename ? zOld : NULL);
+    }
+  }
+  if( rc==SQLITE_OK ) rc = bump_counters(st, dPoints, 0);
+  sqlite3_free(zOld);
+  return rc;
+}
+
+/*
+** The algorithm's check of the change this transaction made (algo.h,
+** check_commit; jump refuses to lose any but its last nodes, ketama a
+** ring without a point): the nodes of the committed version against the
+** nodes now. Only for algorithms that have one.
+*/
+static int check_commit(ring_store *st){
+  const ring_config *cfg = &st->info.config;
+  if( cfg->algo->check_commit==NULL ) return SQLITE_OK;
+  store_counters c;
+  node_list before, after;
+  memset(&before, 0, sizeof(before));
+  memset(&after, 0, sizeof(after));
+  char *zErr = NULL;
+  int rc = read_counters(st, &c);
+  if( rc==SQLITE_OK ){
+    rc = load_node_list(st->db, st->zSchema, st->zName, c.epoch, &before,
+                        &zErr);
+  }
+  if( rc==SQLITE_OK ){
+    rc = load_node_list(st->db, st->zSchema, st->zName, -1, &after, &zErr);
+  }
+  if( rc==SQLITE_OK ){
+    char zMsg[512];
+    int rcCheck = ring_check_commit(cfg, before.aInput, before.n,
+                                    after.aInput, after.n, zMsg, sizeof(zMsg));
+    if( rcCheck==RING_NOMEM ){
+      rc = SQLITE_NOMEM;
+    }else if( rcCheck!=RING_OK ){
+      rc = store_fail(st, SQLITE_ERROR, "%s: %s", st->zName, zMsg);
+    }
+  }else if( rc!=SQLITE_NOMEM ){
+    rc = store_fail(st, rc, "%s", zErr ? zErr : sqlite3_errmsg(st->db));
+  }
+  sqlite3_free(zErr);
+  node_list_free(&before);
+  node_list_free(&after);
+  return rc;
+}
+
+int store_commit_epoch(ring_store *st){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = check_commit(st);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = store_stmt(st, STMT_COMMIT_EPOCH, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = store_step(st, pStmt);
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+int store_scan(ring_store *st, int eBy, sqlite3_value *pArg,
+               sqlite3_stmt **ppStmt){
+  static const char *const azWhere[] = { "", " WHERE node=?1", " WHERE id=?1" };
+  int rc = chash_prepare_fmt(st->db, ppStmt, 0,
+      "SELECT id, node, weight FROM \"%w\".\"%w_nodes\"%s ORDER BY id",
+      st->zSchema, st->zName, azWhere[eBy]);
+  if( rc!=SQLITE_OK ) return store_prepare_fail(st, rc);
+  if( eBy ) sqlite3_bind_value(*ppStmt, 1, pArg);
+  return SQLITE_OK;
+}
