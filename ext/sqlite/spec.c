@@ -30,6 +30,11 @@
 ** for a ring in main, checks that no table of its name in temp hides it.
 ** Attached schemas are left out: one can be detached and another attached
 ** under its name.
+**
+** Longer than most files here (about 660 lines): the three kinds of ring
+** (default, named, inline) and the two caches they share are one path
+** from a spec to a ring, best read together; the per-statement layer
+** above them is spec_stmt.c.
 */
 #include <stdio.h>
 #include <string.h>
