@@ -144,24 +144,6 @@ static int hashring_check_options(ring_config *cfg, unsigned set,
   return 0;
 }
 
-/*
-** With vnodes 4 (a vnode count of 1) every node's count can round down to
-** 0 (49 nodes of equal weight: 1/49*49 is 0.9999999999999999), a ring
-** that could place nothing. Checked when the transaction commits, by
-** building the ring; from vnodes 8 on the counts sum to at least n.
-*/
-static int hashring_check_commit(const ring_config *cfg,
-                                 const ring_input *aBefore, uint32_t nBefore,
-                                 const ring_input *aAfter, uint32_t nAfter,
-                                 char *zErr, size_t nErr){
-  (void)aBefore; (void)nBefore;
-  if( cfg->vnodes>=8 ) return RING_OK;
-  ring *r = NULL;
-  int rc = ring_build(cfg, aAfter, nAfter, &r, zErr, nErr);
-  ring_release(r);
-  return rc;
-}
-
 const ring_algo algo_hashring = {
   .name = "hashring",
   .default_hash = HASH_MD5,
@@ -172,5 +154,5 @@ const ring_algo algo_hashring = {
   .max_points = hashring_max_points,
   .build = hashring_build,
   .node_positions = hashring_node_positions,
-  .check_commit = hashring_check_commit,
+  .check_commit = ring_check_counts_round,
 };

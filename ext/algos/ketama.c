@@ -166,25 +166,6 @@ static int ketama_check_options(ring_config *cfg, unsigned set, char *zErr,
   return 0;
 }
 
-/*
-** With vnodes 4 (the only count under 8 it takes) every node's count can
-** round down to 0: 41 nodes of equal weight give a ring without a point,
-** which could place nothing. Checked when the transaction commits, by
-** building the ring (one MD5 digest per node at most); from 8 on it
-** cannot happen.
-*/
-static int ketama_check_commit(const ring_config *cfg,
-                               const ring_input *aBefore, uint32_t nBefore,
-                               const ring_input *aAfter, uint32_t nAfter,
-                               char *zErr, size_t nErr){
-  (void)aBefore; (void)nBefore;
-  if( cfg->vnodes>=8 ) return RING_OK;
-  ring *r = NULL;
-  int rc = ring_build(cfg, aAfter, nAfter, &r, zErr, nErr);
-  ring_release(r);
-  return rc;
-}
-
 const ring_algo algo_ketama = {
   .name = "ketama",
   .default_hash = HASH_MD5,
@@ -195,5 +176,5 @@ const ring_algo algo_ketama = {
   .max_points = ketama_max_points,
   .build = ketama_build,
   .node_positions = ketama_node_positions,
-  .check_commit = ketama_check_commit,
+  .check_commit = ring_check_counts_round,
 };

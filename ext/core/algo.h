@@ -212,6 +212,20 @@ int ring_index_build(ring *r);
 /* The first point at or after pos, wrapping to 0 (r has points). */
 uint32_t ring_point_at(const ring *r, uint64_t pos);
 
+/*
+** A check_commit for algorithms whose point counts are whole groups that a
+** small vnodes can round down to 0 for every node (ketama's and
+** hashring's 4 points per digest: vnodes 4 with 41 or 49 nodes of equal
+** weight gives a ring without a point, which could place nothing). With
+** vnodes under 8 it builds the ring of aAfter (a digest per node at most)
+** and fails the commit as the build does; from 8 on the counts cannot all
+** be 0.
+*/
+int ring_check_counts_round(const ring_config *cfg,
+                            const ring_input *aBefore, uint32_t nBefore,
+                            const ring_input *aAfter, uint32_t nAfter,
+                            char *zErr, size_t nErr);
+
 /* Allocate r->unit_owners for n units (SLOTS and BUCKETS); r->n_units = n.
 ** RING_OK or RING_NOMEM. */
 int ring_units_alloc(ring *r, uint32_t n);
