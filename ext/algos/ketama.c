@@ -1,6 +1,6 @@
 /*
 ** ketama.c: the ketama ring of twemproxy (nutcracker 0.5) and libmemcached
-** (1.1, KETAMA_WEIGHTED), bit for bit (research/compat-spec.md, 1 and 2).
+** (1.1, KETAMA_WEIGHTED), bit for bit (tests/compat checks both).
 **
 ** For n nodes of total weight W, node N of weight w gets
 **     pts = 4 * floor(w/W * vnodes / 4 * n + 1e-10)

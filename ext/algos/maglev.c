@@ -1,7 +1,7 @@
 /*
 ** maglev.c: the Maglev lookup table (Eisenbud et al., NSDI 2016), filled
-** exactly as Envoy's maglev load balancer does (research/compat-spec.md,
-** part 7), so a chash maglev ring whose node names are Envoy's host keys
+** exactly as Envoy's maglev load balancer does (checked against the
+** tables of Envoy's own unit tests), so a chash maglev ring whose node names are Envoy's host keys
 ** reproduces Envoy's table.
 **
 ** Table size M = the table option (a prime; 65537 by default). Nodes are

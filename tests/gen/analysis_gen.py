@@ -8,7 +8,7 @@ Expected rows of ch_points, ch_arcs, ch_diff and ch_replicas come from the
 small models below (Debian's python3-xxhash), written from the placement
 rules in ARCHITECTURE.md, docs/algorithms.md and docs/analysis.md, not from
 chash's output: the ring, ketama (twemproxy's float formula and MD5 words,
-checked here against the points of research/compat-spec.md 1.7), maglev
+checked here against twemproxy's point counts for a weighted pool), maglev
 (Envoy's fill, checked against Envoy's table), and jump and rendezvous from
 tests/gen/gen_algos.py. Properties and errors are checked by hand-written SQL
 in tests/sql/analysis_props.test and tests/sql/analysis_algos.test.
@@ -162,7 +162,7 @@ def ketama_points(nodes, vnodes=160):
 
 
 def check_ketama():
-    """compat-spec.md 1.7: 80, 160 and 240 points for weights 1, 2, 3."""
+    """twemproxy's counts: 80, 160 and 240 points for weights 1, 2, 3."""
     pts = ketama_points({"127.0.0.1": 1, "127.0.0.1:21212": 2,
                          "127.0.0.1:21213": 3})
     counts = {}

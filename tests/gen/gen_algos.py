@@ -3,9 +3,9 @@ tests/gen/maglev.test from independent models, with Debian's python3 and
 python3-xxhash (no chash code involved):
 
   jump        Lamping & Veach's function, checked here first against the
-              published vectors (go-jump, Guava; compat-spec.md 6)
+              published vectors (go-jump, Guava)
   rendezvous  the definition in ext/algos/rendezvous.c's header, in Python
-  maglev      Envoy's own test tables (compat-spec.md 7), reached through
+  maglev      Envoy's own test tables (its maglev unit tests), reached through
               keys whose XXH64 falls in each slot
 
 Run: /usr/bin/python3 tests/gen/gen_algos.py --write  (or --check)
@@ -312,8 +312,8 @@ def gen_maglev():
         return 'query T\n%s\n----\n%s\n\n' % (sql, '\n'.join(names[i] for i in table))
     addr = ['127.0.0.1:%d' % p for p in range(90, 96)]
     hostnames = ['%d' % p for p in range(90, 96)]
-    text = """# algorithm maglev: Envoy's own test tables (research/compat-spec.md,
-# section 7). Slot s is reached through a key whose XXH64 is s mod the
+    text = """# algorithm maglev: Envoy's own test tables (from its maglev load
+# balancer's unit tests). Slot s is reached through a key whose XXH64 is s mod the
 # table size; tests/gen/gen_algos.py (which wrote this file) chose the keys.
 # Envoy's host index is the position in its sorted host list, so
 # table [2, 4, 0, ...] means hosts :92, :94, :90, ...

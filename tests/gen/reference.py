@@ -2,7 +2,7 @@
 """tests/gen/reference.py: an independent reference model of chash's placement.
 
 It computes, in plain Python, what chash must answer, from the rules in
-ARCHITECTURE.md and DESIGN.md only (not from chash's C code and not from
+ARCHITECTURE.md and docs/ only (not from chash's C code and not from
 chash's output), and writes the expected values into sqllogictest files:
 
     tests/gen/hash.test        ch_hash of keys of every type, xxh3 and xxh64

@@ -5,8 +5,9 @@
 ** jump_bucket itself, ketama's point values, Envoy's maglev tables slot by
 ** slot, a Dubbo ring's points worked by hand, Envoy's ring-hash lookups of
 ** its own unit tests, and every builder under out-of-memory (no leak,
-** RING_NOMEM). Expected values come from research/compat-spec.md, Envoy's
-** tests and hand computation, not from chash.
+** RING_NOMEM). Expected values come from the published jump vectors,
+** twemproxy's and libmemcached's points, Envoy's tests and hand
+** computation, not from chash.
 ** Prints "N passed, N failed" and exits 1 if anything failed.
 */
 #include <stdint.h>
