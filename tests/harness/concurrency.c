@@ -204,7 +204,7 @@ static int drop_in_use(const char *zPath){
   }
   sqlite3_finalize(pStmt);
   rc = sqlite3_exec(a, "SELECT ch_locate('k', 'gone')", NULL, NULL, NULL);
-  if( rc==SQLITE_OK || strstr(sqlite3_errmsg(a), "no such ring: gone")==0 ){
+  if( rc==SQLITE_OK || strstr(sqlite3_errmsg(a), "no such ring: 'gone'")==0 ){
     fprintf(stderr, "concurrency: after the drop: %s\n", sqlite3_errmsg(a));
     bad = 1;
   }
