@@ -152,6 +152,18 @@ static inline uint64_t ring_key_position(const ring_config *cfg,
   return hash_bytes(cfg->hash, cfg->seed, p, n);
 }
 
+/* Do a and b put every key at the same position (same hash and seed, the
+** same key hash of the algorithm, the same avalanche and hash_tag)?
+** Inline: ch_moved asks once per row. A hash_tag is "" or two characters. */
+static inline int ring_keys_alike(const ring_config *a,
+                                  const ring_config *b){
+  return a->hash==b->hash && a->seed==b->seed
+      && a->algo->key_position==b->algo->key_position
+      && a->avalanche==b->avalanche
+      && a->hash_tag[0]==b->hash_tag[0]
+      && (a->hash_tag[0]==0 || a->hash_tag[1]==b->hash_tag[1]);
+}
+
 /* The registry (ext/algos/registry.c): every algorithm, then NULL. */
 extern const ring_algo *const ring_algos[];
 

@@ -88,13 +88,6 @@ int ring_lists_units(const ring *r){
   return r->config.algo->no_units==NULL && r->config.algo->units!=RING_UNITS_NONE;
 }
 
-int ring_keys_alike(const ring_config *a, const ring_config *b){
-  return a->hash==b->hash && a->seed==b->seed
-      && a->algo->key_position==b->algo->key_position
-      && a->avalanche==b->avalanche
-      && strcmp(a->hash_tag, b->hash_tag)==0;
-}
-
 unsigned ring_space_bits(const ring_config *cfg){
   return cfg->algo->key_bits ? cfg->algo->key_bits : hash_space_bits(cfg->hash);
 }

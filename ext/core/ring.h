@@ -170,9 +170,6 @@ int ring_has_points(const ring *r);
 ** slots of a table)? Then the ring table's points column counts them. */
 int ring_lists_units(const ring *r);
 
-/* Do a and b put every key at the same position (same hash and seed, the
-** same key hash of the algorithm, the same avalanche and hash_tag)? */
-int ring_keys_alike(const ring_config *a, const ring_config *b);
 
 /* Bits in cfg's key positions: the algorithm's key_bits, else the hash's
 ** (hash_space_bits). Positions and shares live in [0, 2^bits). */

@@ -64,9 +64,11 @@ static void moved_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   if( rOld==NULL ) return;
   ring *rNew = spec_ring_at(ctx, argv, 2, "ch_moved");
   if( rNew==NULL ) return;
-  if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return;
   if( rOld->n_nodes==0 || rNew->n_nodes==0 ){
-    error_empty(ctx, "ch_moved", rOld->n_nodes==0 ? argv[1] : argv[2]);
+    /* A NULL key has no owner, on any ring (an empty one too). */
+    if( sqlite3_value_type(argv[0])!=SQLITE_NULL ){
+      error_empty(ctx, "ch_moved", rOld->n_nodes==0 ? argv[1] : argv[2]);
+    }
     return;
   }
   uint64_t posOld, posNew;
