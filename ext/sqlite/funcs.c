@@ -87,16 +87,15 @@ static void moved_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 
 /* ch_hash(key [, hash]) */
 static void hash_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
-  ring_config cfg;
-  ring_config_default(&cfg);
+  hash_id h = HASH_XXH3;                 /* seed 0, as a ring's default */
   if( argc>1 ){
     static const char *const azType[] = {
       "", "an integer", "a real", "", "a blob", "NULL"
     };
     int eType = sqlite3_value_type(argv[1]);
     const char *zHash = (const char *)sqlite3_value_text(argv[1]);
-    int h = eType==SQLITE_TEXT && zHash ? hash_from_name(zHash) : -1;
-    if( h<0 ){
+    int iHash = eType==SQLITE_TEXT && zHash ? hash_from_name(zHash) : -1;
+    if( iHash<0 ){
       char zList[400];
       char *zMsg;
       if( eType==SQLITE_TEXT && zHash==NULL ){
@@ -113,11 +112,13 @@ static void hash_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
       sqlite3_free(zMsg);
       return;
     }
-    cfg.hash = h;
+    h = (hash_id)iHash;
   }
-  uint64_t pos;
-  if( key_position(argv[0], &cfg, &pos) ){
-    sqlite3_result_int64(ctx, (int64_t)pos);
+  char zInt[24];
+  const void *p;
+  size_t n;
+  if( key_bytes(argv[0], zInt, &p, &n) ){
+    sqlite3_result_int64(ctx, (int64_t)hash_bytes(h, 0, p, n));
   }
 }
 
