@@ -36,13 +36,7 @@ static void dubbo_digest(const ring_node *node, uint32_t i, uint64_t aPos[4]){
   char label[RING_MAX_NAME + 16];
   memcpy(label, node->name, node->name_len);
   size_t len = node->name_len + ring_format_u32(i, label + node->name_len);
-  unsigned char d[16];
-  hash_md5(label, len, d);
-  for(uint32_t h=0; h<4; h++){
-    const unsigned char *b = d + 4*h;
-    aPos[h] = (uint32_t)b[0] | (uint32_t)b[1]<<8 | (uint32_t)b[2]<<16
-            | (uint32_t)b[3]<<24;
-  }
+  hash_md5_words(label, len, aPos);
 }
 
 /* A point as Dubbo makes it: its node, and its rank in the order the

@@ -25,23 +25,6 @@
 #include "algo.h"
 #include "options.h"
 
-/* The 4 points of node's digest i: MD5("S-i") words 0..3, little-endian. */
-static void hashring_digest(const ring_node *node, uint32_t i,
-                            uint64_t aPos[4]){
-  char label[RING_MAX_NAME + 16];
-  memcpy(label, node->name, node->name_len);
-  size_t len = node->name_len;
-  label[len++] = '-';
-  len += (size_t)ring_format_u32(i, label + len);
-  unsigned char d[16];
-  hash_md5(label, len, d);
-  for(uint32_t w=0; w<4; w++){
-    const unsigned char *b = d + 4*w;
-    aPos[w] = (uint32_t)b[0] | (uint32_t)b[1]<<8 | (uint32_t)b[2]<<16
-            | (uint32_t)b[3]<<24;
-  }
-}
-
 static int hashring_join_compare(const void *pa, const void *pb){
   const ring_node *a = *(const ring_node *const *)pa;
   const ring_node *b = *(const ring_node *const *)pb;
@@ -86,38 +69,16 @@ static int hashring_build(ring *r, const ring *prev, char *zErr,
   }
 
   /* Make the points in join order, so the stable sort leaves equal points
-  ** in hashring's order. */
-  ring_point *aPoint = ring_alloc(sizeof(ring_point) * total);
-  int rc = RING_NOMEM;
-  if( aPoint ){
-    uint32_t m = 0;
-    for(uint32_t o=0; o<n; o++){
-      uint32_t k = (uint32_t)(aOrder[o] - r->nodes);
-      for(uint32_t i=0; i<r->nodes[k].points/4; i++){
-        uint64_t aPos[4];
-        hashring_digest(&r->nodes[k], i, aPos);
-        for(uint32_t w=0; w<4; w++){
-          aPoint[m].pos = aPos[w];
-          aPoint[m].node = k;
-          m++;
-        }
-      }
-    }
-    rc = ring_points_set(r, aPoint, (uint32_t)total);
-  }
+  ** in hashring's order. Its digests are ketama's: MD5("S-i"). */
+  int rc = ring_points_digests(r, aOrder, total, ring_digest_md5_dash);
   ring_dealloc(aOrder);
-  ring_dealloc(aPoint);
   return rc;
 }
 
 /* Point 4i+w of a node is word w of its digest i. */
 static uint32_t hashring_node_positions(const ring *r, uint32_t n,
                                         uint64_t *aPos){
-  const ring_node *node = &r->nodes[n];
-  for(uint32_t i=0; i<node->points/4; i++){
-    hashring_digest(node, i, aPos + 4*i);
-  }
-  return 0;
+  return ring_digest_positions(r, n, ring_digest_md5_dash, aPos);
 }
 
 /* Counts sum to at most vnodes per node (the floors of shares of

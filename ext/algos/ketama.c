@@ -39,21 +39,6 @@ static uint32_t ketama_points(double w, double W, uint32_t n, int vnodes){
   return 4 * (uint32_t)floorf(t);
 }
 
-/* The 4 points of node's digest i: MD5("N-i") words 0..3. */
-static void ketama_digest(const ring_node *node, uint32_t i, uint64_t aPos[4]){
-  char label[RING_MAX_NAME + 16];
-  memcpy(label, node->name, node->name_len);
-  int len = (int)node->name_len;
-  len += snprintf(label+len, sizeof(label)-len, "-%u", i);
-  unsigned char d[16];
-  hash_md5(label, (size_t)len, d);
-  for(uint32_t w=0; w<4; w++){
-    const unsigned char *b = d + 4*w;
-    aPos[w] = (uint32_t)b[0] | (uint32_t)b[1]<<8 | (uint32_t)b[2]<<16
-            | (uint32_t)b[3]<<24;
-  }
-}
-
 /* twemproxy's server order: by name length, then bytewise. */
 static int rank_compare(const void *pa, const void *pb){
   const ring_node *a = *(const ring_node *const *)pa;
@@ -88,36 +73,17 @@ static int ketama_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   ** leaves equal points in that order (names are distinct, so qsort's
   ** instability does not matter here). */
   const ring_node **aOrder = ring_alloc(sizeof(*aOrder) * n);
-  ring_point *aPoint = ring_alloc(sizeof(ring_point) * total);
-  int rc = RING_NOMEM;
-  if( aOrder && aPoint ){
-    for(uint32_t k=0; k<n; k++) aOrder[k] = &r->nodes[k];
-    qsort(aOrder, n, sizeof(*aOrder), rank_compare);
-    uint32_t m = 0;
-    for(uint32_t o=0; o<n; o++){
-      uint32_t k = (uint32_t)(aOrder[o] - r->nodes);
-      for(uint32_t i=0; i<r->nodes[k].points/4; i++){
-        uint64_t aPos[4];
-        ketama_digest(&r->nodes[k], i, aPos);
-        for(uint32_t w=0; w<4; w++){
-          aPoint[m].pos = aPos[w];
-          aPoint[m].node = k;
-          m++;
-        }
-      }
-    }
-    rc = ring_points_set(r, aPoint, (uint32_t)total);
-  }
+  if( aOrder==NULL ) return RING_NOMEM;
+  for(uint32_t k=0; k<n; k++) aOrder[k] = &r->nodes[k];
+  qsort(aOrder, n, sizeof(*aOrder), rank_compare);
+  int rc = ring_points_digests(r, aOrder, total, ring_digest_md5_dash);
   ring_dealloc(aOrder);
-  ring_dealloc(aPoint);
   return rc;
 }
 
 static uint32_t ketama_node_positions(const ring *r, uint32_t n,
                                       uint64_t *aPos){
-  const ring_node *node = &r->nodes[n];
-  for(uint32_t i=0; i<node->points/4; i++) ketama_digest(node, i, aPos + 4*i);
-  return 0;
+  return ring_digest_positions(r, n, ring_digest_md5_dash, aPos);
 }
 
 /* The most a node can get is vnodes (all the weight, one node). */

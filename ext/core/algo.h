@@ -218,6 +218,24 @@ int ring_label_check(const char *zLabel, char *zErr, size_t nErr);
 void ring_label_hash(const ring *r, uint32_t n, const char *zLabel,
                      uint32_t first, uint64_t *aPos, size_t stride);
 
+/*
+** Points made 4 per digest (ketama, hashring): digest(node, i, aPos) gives
+** node's points 4i .. 4i+3. ring_points_digests makes digests 0 ..
+** points/4-1 of every node, in the order of aOrder (all of r's nodes,
+** those whose equal points should win first), nTotal points in all, and
+** sets them as r's points; ring_digest_positions is a node_positions hook
+** over the same digests (replica 4i+w is word w of digest i).
+*/
+typedef void (*ring_digest_fn)(const ring_node *node, uint32_t i,
+                               uint64_t aPos[4]);
+int ring_points_digests(ring *r, const ring_node *const *aOrder,
+                        uint64_t nTotal, ring_digest_fn digest);
+uint32_t ring_digest_positions(const ring *r, uint32_t n,
+                               ring_digest_fn digest, uint64_t *aPos);
+
+/* ketama's and hashring's digest i of a node: MD5 of "name-i". */
+void ring_digest_md5_dash(const ring_node *node, uint32_t i, uint64_t aPos[4]);
+
 /* Build r->index over r->positions (ring_points_* call it). */
 int ring_index_build(ring *r);
 

@@ -114,6 +114,16 @@ static uint32_t crc32_ieee(const unsigned char *p, size_t n){
   return (uint32_t)c;
 }
 
+void hash_md5_words(const void *pData, size_t nData, uint64_t aWord[4]){
+  unsigned char d[16];
+  hash_md5(pData, nData, d);
+  for(int w=0; w<4; w++){
+    const unsigned char *b = d + 4*w;
+    aWord[w] = (uint32_t)b[0] | (uint32_t)b[1]<<8 | (uint32_t)b[2]<<16
+             | (uint32_t)b[3]<<24;
+  }
+}
+
 uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData){
   const unsigned char *p = pData;
   unsigned char d[16];
@@ -122,7 +132,7 @@ uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData){
     case HASH_MD5:
       hash_md5(pData, nData, d);
       return (uint32_t)d[0] | (uint32_t)d[1]<<8 | (uint32_t)d[2]<<16
-           | (uint32_t)d[3]<<24;
+           | (uint32_t)d[3]<<24;             /* hash_md5_words' word 0 */
     case HASH_FNV1A_64:      return keyhash_fnv1a_64(p, nData);
     case HASH_FNV1_64:       return keyhash_fnv1_64(p, nData);
     case HASH_FNV1A_32:      return keyhash_fnv1a_32(p, nData);

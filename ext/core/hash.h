@@ -72,4 +72,9 @@ const void *hash_tag_part(const char tag[2], const void *pKey, size_t nKey,
 /* The 16-byte MD5 digest of nData bytes at pData (ketama's points). */
 void hash_md5(const void *pData, size_t nData, unsigned char digest[16]);
 
+/* The MD5 digest of nData bytes at pData as four 32-bit words, each read
+** little-endian: the 4 points of a ketama, hashring or Dubbo digest (word
+** 0 is the md5 key hash). */
+void hash_md5_words(const void *pData, size_t nData, uint64_t aWord[4]);
+
 #endif

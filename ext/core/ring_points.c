@@ -186,6 +186,44 @@ static int node_compare(const ring_node *a, const ring_node *b){
   return a->name_len<b->name_len ? -1 : a->name_len>b->name_len;
 }
 
+void ring_digest_md5_dash(const ring_node *node, uint32_t i, uint64_t aPos[4]){
+  char label[RING_MAX_NAME + 16];
+  memcpy(label, node->name, node->name_len);
+  size_t len = node->name_len;
+  label[len++] = '-';
+  len += (size_t)ring_format_u32(i, label + len);
+  hash_md5_words(label, len, aPos);
+}
+
+int ring_points_digests(ring *r, const ring_node *const *aOrder,
+                        uint64_t nTotal, ring_digest_fn digest){
+  ring_point *aPoint = ring_alloc(sizeof(ring_point) * (nTotal ? nTotal : 1));
+  if( aPoint==NULL ) return RING_NOMEM;
+  uint32_t m = 0;
+  for(uint32_t o=0; o<r->n_nodes; o++){
+    uint32_t k = (uint32_t)(aOrder[o] - r->nodes);
+    for(uint32_t i=0; i<r->nodes[k].points/4; i++){
+      uint64_t aPos[4];
+      digest(&r->nodes[k], i, aPos);
+      for(uint32_t w=0; w<4; w++){
+        aPoint[m].pos = aPos[w];
+        aPoint[m].node = k;
+        m++;
+      }
+    }
+  }
+  int rc = ring_points_set(r, aPoint, (uint32_t)nTotal);
+  ring_dealloc(aPoint);
+  return rc;
+}
+
+uint32_t ring_digest_positions(const ring *r, uint32_t n,
+                               ring_digest_fn digest, uint64_t *aPos){
+  const ring_node *node = &r->nodes[n];
+  for(uint32_t i=0; i<node->points/4; i++) digest(node, i, aPos + 4*i);
+  return 0;
+}
+
 int ring_points_set(ring *r, ring_point *a, uint32_t n){
   int rc = sort_points(a, n);
   if( rc!=RING_OK ) return rc;
