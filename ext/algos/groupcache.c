@@ -32,18 +32,10 @@ static int groupcache_check_options(ring_config *cfg, unsigned set,
   if( !(set & OPTION_VNODES) ) cfg->vnodes = GROUPCACHE_REPLICAS;
   if( hash_space_bits(cfg->hash)==64 ){
     char zList[400];
-    size_t n = 0;
-    zList[0] = 0;
-    for(int h=0; h<HASH_COUNT && n<sizeof(zList); h++){
-      if( hash_space_bits((hash_id)h)==64 ) continue;
-      int k = snprintf(zList+n, sizeof(zList)-n, "%s%s", n ? ", " : "",
-                       hash_name((hash_id)h));
-      if( k<0 ) break;
-      n += (size_t)k;
-    }
     snprintf(zErr, nErr, "algorithm groupcache has 32-bit points, so its "
              "hash must be a 32-bit hash, not %s: crc32a (the default, Go's "
-             "crc32.ChecksumIEEE) or one of %s", hash_name(cfg->hash), zList);
+             "crc32.ChecksumIEEE) or one of %s", hash_name(cfg->hash),
+             hash_names_narrow(HASH_COUNT, HASH_COUNT, zList, sizeof(zList)));
     return 1;
   }
   return 0;

@@ -92,29 +92,14 @@ static int64_t ketama_max_points(const ring_config *cfg, double w){
   return cfg->vnodes;
 }
 
-/* The hashes ketama takes: the key hashes of at most 32 bits but crc16
-** (see ketama_check_options). */
-static int ketama_takes_hash(hash_id h){
-  return hash_space_bits(h)<=32 && h!=HASH_CRC16;
-}
-
 static int ketama_check_options(ring_config *cfg, unsigned set, char *zErr,
                                 size_t nErr){
   (void)set;
   if( hash_space_bits(cfg->hash)==64 ){
     char zList[400];
-    size_t n = 0;
-    zList[0] = 0;
-    for(int h=0; h<HASH_COUNT && n<sizeof(zList); h++){
-      if( !ketama_takes_hash((hash_id)h) ) continue;
-      int k = snprintf(zList+n, sizeof(zList)-n, "%s%s%s", n ? ", " : "",
-                       hash_name((hash_id)h), h==HASH_MD5 ? " (the default)" : "");
-      if( k<0 ) break;
-      n += (size_t)k;
-    }
     snprintf(zErr, nErr, "algorithm ketama has 32-bit points, so its hash "
              "must be a 32-bit key hash, not %s: %s", hash_name(cfg->hash),
-             zList);
+             hash_names_narrow(HASH_CRC16, HASH_MD5, zList, sizeof(zList)));
     return 1;
   }
   if( cfg->hash==HASH_CRC16 ){

@@ -64,6 +64,20 @@ const char *hash_names(char *zOut, size_t nOut){
   return zOut;
 }
 
+const char *hash_names_narrow(hash_id except, hash_id def, char *zOut,
+                              size_t nOut){
+  size_t n = 0;
+  zOut[0] = 0;
+  for(int h=0; h<HASH_COUNT && n<nOut; h++){
+    if( hash_space_bits((hash_id)h)>32 || h==(int)except ) continue;
+    int k = snprintf(zOut+n, nOut-n, "%s%s%s", n ? ", " : "",
+                     hash_names_by_id[h], h==(int)def ? " (the default)" : "");
+    if( k<0 ) break;
+    n += (size_t)k;
+  }
+  return zOut;
+}
+
 unsigned hash_space_bits(hash_id id){
   switch( id ){
     case HASH_XXH3:

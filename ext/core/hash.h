@@ -49,6 +49,12 @@ const char *hash_name(hash_id id);
 ** zOut (nOut bytes). Returns zOut. */
 const char *hash_names(char *zOut, size_t nOut);
 
+/* The hashes of at most 32 bits but `except` (HASH_COUNT: none), in the
+** table's order, " (the default)" after `def` (HASH_COUNT: none), for the
+** messages of algorithms with 32-bit points. Into zOut; returns zOut. */
+const char *hash_names_narrow(hash_id except, hash_id def, char *zOut,
+                              size_t nOut);
+
 /* Bits in a hash's positions: 64, 32, 16 (crc16) or 15 (crc32). */
 unsigned hash_space_bits(hash_id id);
 
