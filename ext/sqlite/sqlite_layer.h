@@ -12,6 +12,7 @@
 **   vtab.c       the chash virtual table
 **   check.c      ch_check and xIntegrity: the shadow tables' check
 **   funcs.c      the SQL functions
+**   aggregates.c the aggregates ch_tally and ch_flows
 **   tvf*.c       the table-valued functions
 **   chash.c      the entry point that registers them
 */
@@ -354,6 +355,11 @@ void check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 /* ---------------------------------------------------------------- funcs.c */
 
 int funcs_register(sqlite3 *db, chash_conn *conn);
+
+/* ----------------------------------------------------------- aggregates.c */
+
+/* The aggregates ch_tally and ch_flows. */
+int aggregates_register(sqlite3 *db, chash_conn *conn);
 
 /* ------------------------------------------------------------------ tvf.c */
 

@@ -615,7 +615,15 @@ static char *dumpDb(sqlite3 *db){
             const void *pData = sqlite3_column_blob(pRows, i);
             int n = sqlite3_column_bytes(pRows, i);
             sqlite3_str_appendf(pOut, "%d:%d:", eType, n);
-            if( n ) sqlite3_str_append(pOut, pData, n);
+            if( eType==SQLITE_BLOB || (n && memchr(pData, 0, n)) ){
+              /* As hex: a zero byte would end the dump's comparison. */
+              for(int j=0; j<n; j++){
+                sqlite3_str_appendf(pOut, "%02x",
+                                    ((const unsigned char *)pData)[j]);
+              }
+            }else if( n ){
+              sqlite3_str_append(pOut, pData, n);
+            }
             sqlite3_str_appendchar(pOut, 1, '|');
           }
         }

@@ -1,0 +1,349 @@
+/*
+** aggregates.c: the aggregate functions of chash, which count keys in one
+** pass instead of grouping them (GROUP BY sorts every row first).
+**
+**   ch_tally(key [, ring])    '{"node": keys, ...}': how many of the keys
+**                             each node of the ring owns; every node is
+**                             present (0 where none), in the ring's node
+**                             order (by name, bytewise)
+**   ch_flows(key, old, new)   '[["src", "dst", keys], ...]': the keys whose
+**                             owner differs between two rings, per source
+**                             and destination, ordered by src then dst
+**
+** A NULL key is not counted (as count(x) skips NULL). Over no rows at all
+** both give NULL, as sum() does: without a row there is no ring to name
+** the nodes of. The ring arguments must name the same ring on every row;
+** it is resolved as the scalar functions resolve it (spec_stmt.c), so the
+** counts are those of one snapshot of the ring. (Not through spec_ring_at:
+** SQLite keeps an aggregate's argument auxdata from row to row even where
+** the argument is not constant.)
+**
+** The state lives in SQLite's aggregate context: ch_tally keeps one
+** counter per node; ch_flows an open-addressing table keyed by the pair
+** (old node, new node), since the matrix of a 10,000-node ring would not
+** fit, while the pairs that occur are few (a change moves keys to and
+** from few nodes).
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "sqlite_layer.h"
+
+/* The flag that says a function may set a result's subtype (SQLite 3.45;
+** older versions ignore it, and older headers lack it). */
+#ifndef SQLITE_RESULT_SUBTYPE
+#define SQLITE_RESULT_SUBTYPE 0x001000000
+#endif
+
+/* ------------------------------------------------------------ JSON output */
+
+/* Append node name z (n bytes) to s as a JSON string, escaped as SQLite's
+** json_quote() escapes it (so the text equals json_group_object's). */
+static void json_append_name(sqlite3_str *s, const char *z, size_t n){
+  static const char hex[] = "0123456789abcdef";
+  static const char shortEscape[32] = {
+    ['\b'] = 'b', ['\f'] = 'f', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't'
+  };
+  sqlite3_str_appendchar(s, 1, '"');
+  for(size_t i=0; i<n; i++){
+    unsigned char c = (unsigned char)z[i];
+    if( c=='"' || c=='\\' ){
+      sqlite3_str_appendchar(s, 1, '\\');
+      sqlite3_str_appendchar(s, 1, (char)c);
+    }else if( c<0x20 && shortEscape[c] ){
+      sqlite3_str_appendchar(s, 1, '\\');
+      sqlite3_str_appendchar(s, 1, shortEscape[c]);
+    }else if( c<0x20 ){
+      char esc[6] = { '\\', 'u', '0', '0', hex[c>>4], hex[c&15] };
+      sqlite3_str_append(s, esc, 6);
+    }else{
+      sqlite3_str_appendchar(s, 1, (char)c);
+    }
+  }
+  sqlite3_str_appendchar(s, 1, '"');
+}
+
+/* Make s the result of ctx (or its error), and free s. */
+static void json_result(sqlite3_context *ctx, sqlite3_str *s){
+  int rc = sqlite3_str_errcode(s);
+  int n = sqlite3_str_length(s);
+  char *z = sqlite3_str_finish(s);
+  if( rc!=SQLITE_OK || z==NULL ){
+    sqlite3_free(z);
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  sqlite3_result_text(ctx, z, n, sqlite3_free);
+  sqlite3_result_subtype(ctx, 'J');     /* JSON, as SQLite's json() marks it */
+}
+
+/* Set "zFunc: ..." as the aggregate's error. */
+static void aggregate_error(sqlite3_context *ctx, const char *zFunc,
+                            const char *zWhat){
+  char *zMsg = sqlite3_mprintf("%s: %s", zFunc, zWhat);
+  chash_result_error(ctx, zMsg);
+  sqlite3_free(zMsg);
+}
+
+/* Does ring r differ from the ring of the first row, *ppFirst? The first
+** row's ring is kept (one reference) in *ppFirst. */
+static int ring_changed(ring **ppFirst, ring *r){
+  if( *ppFirst==NULL ){
+    ring_retain(r);
+    *ppFirst = r;
+    return 0;
+  }
+  return *ppFirst!=r;
+}
+
+/* Place key v on r (not empty): the owner's index, or -1 for a NULL key. */
+static int64_t owner_index(const ring *r, sqlite3_value *v){
+  uint64_t pos;
+  if( !key_position(v, &r->config, &pos) ) return -1;
+  return (int64_t)ring_lookup(r, pos);
+}
+
+/* --------------------------------------------------------------- ch_tally */
+
+typedef struct tally {
+  ring *ring;              /* the ring of the first row, one reference */
+  uint64_t *aCount;        /* ring->n_nodes counters */
+  int bError;              /* an error was set: later rows do nothing */
+} tally;
+
+static void tally_step(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  tally *t = sqlite3_aggregate_context(ctx, sizeof(*t));
+  if( t==NULL ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if( t->bError ) return;
+  ring *r = spec_ring_arg(ctx, argc>1 ? argv[1] : NULL, "ch_tally");
+  if( r==NULL ){
+    t->bError = 1;
+    return;
+  }
+  if( ring_changed(&t->ring, r) ){
+    t->bError = 1;
+    aggregate_error(ctx, "ch_tally", "the ring must be the same on every row");
+    return;
+  }
+  if( t->aCount==NULL && r->n_nodes>0 ){
+    t->aCount = sqlite3_malloc64(sizeof(uint64_t) * r->n_nodes);
+    if( t->aCount==NULL ){
+      t->bError = 1;
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    memset(t->aCount, 0, sizeof(uint64_t) * r->n_nodes);
+  }
+  if( sqlite3_value_type(argv[0])==SQLITE_NULL ) return;
+  if( r->n_nodes==0 ){
+    t->bError = 1;
+    aggregate_error(ctx, "ch_tally", "the ring is empty (it has no nodes)");
+    return;
+  }
+  int64_t i = owner_index(r, argv[0]);
+  if( i>=0 ) t->aCount[i]++;
+}
+
+static void tally_final(sqlite3_context *ctx){
+  tally *t = sqlite3_aggregate_context(ctx, 0);
+  if( t==NULL ) return;                      /* no rows: NULL */
+  if( !t->bError && t->ring ){
+    sqlite3_str *s = sqlite3_str_new(NULL);
+    sqlite3_str_appendchar(s, 1, '{');
+    for(uint32_t i=0; i<t->ring->n_nodes; i++){
+      const ring_node *node = &t->ring->nodes[i];
+      if( i>0 ) sqlite3_str_appendchar(s, 1, ',');
+      json_append_name(s, node->name, node->name_len);
+      sqlite3_str_appendf(s, ":%llu", (unsigned long long)t->aCount[i]);
+    }
+    sqlite3_str_appendchar(s, 1, '}');
+    json_result(ctx, s);
+  }
+  sqlite3_free(t->aCount);
+  ring_release(t->ring);
+}
+
+/* --------------------------------------------------------------- ch_flows */
+
+/* One (source, destination) pair and its count; src<0 marks a free slot. */
+typedef struct flow {
+  int64_t src, dst;        /* node indexes on the old and the new ring */
+  uint64_t keys;
+} flow;
+
+typedef struct flows {
+  ring *old, *new;         /* the rings of the first row, one reference each */
+  int64_t *aSame;          /* old node i is node aSame[i] of new, or -1 */
+  flow *aFlow;             /* nSlot slots (a power of two), nUsed in use */
+  uint64_t nSlot, nUsed;
+  int bError;
+} flows;
+
+/* For each node of rOld, its index on rNew (-1 if absent): both are
+** sorted by name, so one merge. */
+static int64_t *same_nodes(const ring *rOld, const ring *rNew){
+  int64_t *a = sqlite3_malloc64(sizeof(int64_t) * (rOld->n_nodes + 1));
+  if( a==NULL ) return NULL;
+  uint32_t j = 0;
+  for(uint32_t i=0; i<rOld->n_nodes; i++){
+    const ring_node *x = &rOld->nodes[i];
+    int c = 1;
+    while( j<rNew->n_nodes ){
+      const ring_node *y = &rNew->nodes[j];
+      size_t n = x->name_len<y->name_len ? x->name_len : y->name_len;
+      c = memcmp(y->name, x->name, n);
+      if( c==0 ) c = (y->name_len>x->name_len) - (y->name_len<x->name_len);
+      if( c>=0 ) break;
+      j++;
+    }
+    a[i] = (j<rNew->n_nodes && c==0) ? (int64_t)j : -1;
+  }
+  return a;
+}
+
+static uint64_t flow_slot(int64_t src, int64_t dst, uint64_t nSlot){
+  uint64_t h = ((uint64_t)src << 32 ^ (uint64_t)dst) * 0x9e3779b97f4a7c15ULL;
+  return (h >> 17) & (nSlot - 1);
+}
+
+/* Double the table (or make its first 64 slots). 0 on out of memory. */
+static int flows_grow(flows *f){
+  uint64_t nSlot = f->nSlot ? f->nSlot * 2 : 64;
+  flow *a = sqlite3_malloc64(sizeof(flow) * nSlot);
+  if( a==NULL ) return 0;
+  for(uint64_t i=0; i<nSlot; i++) a[i].src = -1;
+  for(uint64_t i=0; i<f->nSlot; i++){
+    if( f->aFlow[i].src<0 ) continue;
+    uint64_t k = flow_slot(f->aFlow[i].src, f->aFlow[i].dst, nSlot);
+    while( a[k].src>=0 ) k = (k + 1) & (nSlot - 1);
+    a[k] = f->aFlow[i];
+  }
+  sqlite3_free(f->aFlow);
+  f->aFlow = a;
+  f->nSlot = nSlot;
+  return 1;
+}
+
+/* Count one key moving from src to dst. 0 on out of memory. */
+static int flows_add(flows *f, int64_t src, int64_t dst){
+  if( (f->nUsed + 1) * 2 > f->nSlot && !flows_grow(f) ) return 0;
+  uint64_t k = flow_slot(src, dst, f->nSlot);
+  while( f->aFlow[k].src>=0 ){
+    if( f->aFlow[k].src==src && f->aFlow[k].dst==dst ){
+      f->aFlow[k].keys++;
+      return 1;
+    }
+    k = (k + 1) & (f->nSlot - 1);
+  }
+  f->aFlow[k].src = src;
+  f->aFlow[k].dst = dst;
+  f->aFlow[k].keys = 1;
+  f->nUsed++;
+  return 1;
+}
+
+static void flows_step(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc;
+  flows *f = sqlite3_aggregate_context(ctx, sizeof(*f));
+  if( f==NULL ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  if( f->bError ) return;
+  f->bError = 1;                   /* until this row is counted */
+  ring *rOld = spec_ring_arg(ctx, argv[1], "ch_flows");
+  if( rOld==NULL ) return;
+  ring *rNew = spec_ring_arg(ctx, argv[2], "ch_flows");
+  if( rNew==NULL ) return;
+  if( ring_changed(&f->old, rOld) || ring_changed(&f->new, rNew) ){
+    aggregate_error(ctx, "ch_flows", "the rings must be the same on every row");
+    return;
+  }
+  if( f->aSame==NULL ){
+    f->aSame = same_nodes(rOld, rNew);
+    if( f->aSame==NULL ){
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+  }
+  if( sqlite3_value_type(argv[0])==SQLITE_NULL ){
+    f->bError = 0;
+    return;
+  }
+  if( rOld->n_nodes==0 || rNew->n_nodes==0 ){
+    aggregate_error(ctx, "ch_flows", rOld->n_nodes==0
+                    ? "the old ring is empty (it has no nodes)"
+                    : "the new ring is empty (it has no nodes)");
+    return;
+  }
+  uint64_t posOld, posNew;
+  key_position(argv[0], &rOld->config, &posOld);
+  if( ring_keys_alike(&rOld->config, &rNew->config) ){
+    posNew = posOld;                         /* hash the key once */
+  }else{
+    key_position(argv[0], &rNew->config, &posNew);
+  }
+  int64_t src = (int64_t)ring_lookup(rOld, posOld);
+  int64_t dst = (int64_t)ring_lookup(rNew, posNew);
+  if( f->aSame[src]!=dst && !flows_add(f, src, dst) ){
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  f->bError = 0;
+}
+
+static int flow_cmp(const void *a, const void *b){
+  const flow *x = a, *y = b;
+  if( x->src!=y->src ) return x->src<y->src ? -1 : 1;
+  return (x->dst>y->dst) - (x->dst<y->dst);
+}
+
+static void flows_final(sqlite3_context *ctx){
+  flows *f = sqlite3_aggregate_context(ctx, 0);
+  if( f==NULL ) return;                      /* no rows: NULL */
+  if( !f->bError && f->old ){
+    /* Gather the used slots at the front, in (src, dst) order: both rings'
+    ** nodes are sorted by name, so this is the order of the names. */
+    uint64_t n = 0;
+    for(uint64_t i=0; i<f->nSlot; i++){
+      if( f->aFlow[i].src>=0 ) f->aFlow[n++] = f->aFlow[i];
+    }
+    if( n>0 ) qsort(f->aFlow, n, sizeof(flow), flow_cmp);
+    sqlite3_str *s = sqlite3_str_new(NULL);
+    sqlite3_str_appendchar(s, 1, '[');
+    for(uint64_t i=0; i<n; i++){
+      const ring_node *a = &f->old->nodes[f->aFlow[i].src];
+      const ring_node *b = &f->new->nodes[f->aFlow[i].dst];
+      if( i>0 ) sqlite3_str_appendchar(s, 1, ',');
+      sqlite3_str_appendchar(s, 1, '[');
+      json_append_name(s, a->name, a->name_len);
+      sqlite3_str_appendchar(s, 1, ',');
+      json_append_name(s, b->name, b->name_len);
+      sqlite3_str_appendf(s, ",%llu]", (unsigned long long)f->aFlow[i].keys);
+    }
+    sqlite3_str_appendchar(s, 1, ']');
+    json_result(ctx, s);
+  }
+  sqlite3_free(f->aFlow);
+  sqlite3_free(f->aSame);
+  ring_release(f->old);
+  ring_release(f->new);
+}
+
+int aggregates_register(sqlite3 *db, chash_conn *conn){
+  static const int flags = SQLITE_UTF8 | SQLITE_INNOCUOUS | SQLITE_RESULT_SUBTYPE;
+  int rc = sqlite3_create_function_v2(db, "ch_tally", 1, flags, conn, NULL,
+                                      tally_step, tally_final, NULL);
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_function_v2(db, "ch_tally", 2, flags, conn, NULL,
+                                    tally_step, tally_final, NULL);
+  }
+  if( rc==SQLITE_OK ){
+    rc = sqlite3_create_function_v2(db, "ch_flows", 3, flags, conn, NULL,
+                                    flows_step, flows_final, NULL);
+  }
+  return rc;
+}
