@@ -85,15 +85,69 @@ static void aggregate_error(sqlite3_context *ctx, const char *zFunc,
   sqlite3_free(zMsg);
 }
 
-/* Does ring r differ from the ring of the first row, *ppFirst? The first
-** row's ring is kept (one reference) in *ppFirst. */
-static int ring_changed(ring **ppFirst, ring *r){
-  if( *ppFirst==NULL ){
-    ring_retain(r);
-    *ppFirst = r;
-    return 0;
+/*
+** The ring argument of an aggregate, as the first row gave it: its spec
+** (kept to compare later rows with, without resolving them again) and the
+** ring it named, one reference held.
+*/
+typedef struct aggregate_ring {
+  ring *ring;
+  int eType;               /* the spec's type: SQLITE_NULL when omitted */
+  char *zSpec;             /* TEXT: a copy of the spec */
+  int nSpec;
+  int64_t iSpec;           /* INTEGER: the version */
+} aggregate_ring;
+
+/* Is pSpec (NULL: omitted) the spec of the first row? */
+static int same_spec(const aggregate_ring *a, sqlite3_value *pSpec){
+  int eType = pSpec ? sqlite3_value_type(pSpec) : SQLITE_NULL;
+  if( eType!=a->eType ) return 0;
+  if( eType==SQLITE_INTEGER ) return sqlite3_value_int64(pSpec)==a->iSpec;
+  if( eType!=SQLITE_TEXT ) return eType==SQLITE_NULL && pSpec==NULL;
+  const char *z = (const char *)sqlite3_value_text(pSpec);
+  return z && sqlite3_value_bytes(pSpec)==a->nSpec
+      && memcmp(z, a->zSpec, a->nSpec)==0;
+}
+
+/*
+** The ring of argument pSpec (NULL: omitted) on this row: on the first row
+** it is resolved and kept in *a; later rows must give the same spec, or
+** name the same ring. NULL if an error was set on ctx.
+*/
+static ring *aggregate_ring_of(sqlite3_context *ctx, aggregate_ring *a,
+                               sqlite3_value *pSpec, const char *zFunc,
+                               const char *zDiffers){
+  if( a->ring && same_spec(a, pSpec) ) return a->ring;
+  ring *r = spec_ring_arg(ctx, pSpec, zFunc);
+  if( r==NULL ) return NULL;
+  if( a->ring ){
+    if( r==a->ring ) return r;           /* another spec of the same ring */
+    aggregate_error(ctx, zFunc, zDiffers);
+    return NULL;
   }
-  return *ppFirst!=r;
+  a->eType = pSpec ? sqlite3_value_type(pSpec) : SQLITE_NULL;
+  if( a->eType==SQLITE_TEXT ){
+    a->nSpec = sqlite3_value_bytes(pSpec);
+    a->zSpec = sqlite3_malloc64(a->nSpec + 1);
+    const void *z = sqlite3_value_text(pSpec);
+    if( a->zSpec==NULL || z==NULL ){
+      sqlite3_result_error_nomem(ctx);
+      return NULL;
+    }
+    memcpy(a->zSpec, z, a->nSpec);
+  }else if( a->eType==SQLITE_INTEGER ){
+    a->iSpec = sqlite3_value_int64(pSpec);
+  }else{
+    a->eType = SQLITE_NULL;              /* a value spec_ring_arg refused */
+  }
+  ring_retain(r);
+  a->ring = r;
+  return r;
+}
+
+static void aggregate_ring_clear(aggregate_ring *a){
+  sqlite3_free(a->zSpec);
+  ring_release(a->ring);
 }
 
 /* Place key v on r (not empty): the owner's index, or -1 for a NULL key. */
@@ -106,7 +160,7 @@ static int64_t owner_index(const ring *r, sqlite3_value *v){
 /* --------------------------------------------------------------- ch_tally */
 
 typedef struct tally {
-  ring *ring;              /* the ring of the first row, one reference */
+  aggregate_ring arg;      /* the ring argument */
   uint64_t *aCount;        /* ring->n_nodes counters */
   int bError;              /* an error was set: later rows do nothing */
 } tally;
@@ -118,14 +172,11 @@ static void tally_step(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     return;
   }
   if( t->bError ) return;
-  ring *r = spec_ring_arg(ctx, argc>1 ? argv[1] : NULL, "ch_tally");
+  ring *r = aggregate_ring_of(ctx, &t->arg, argc>1 ? argv[1] : NULL,
+                              "ch_tally",
+                              "the ring must be the same on every row");
   if( r==NULL ){
     t->bError = 1;
-    return;
-  }
-  if( ring_changed(&t->ring, r) ){
-    t->bError = 1;
-    aggregate_error(ctx, "ch_tally", "the ring must be the same on every row");
     return;
   }
   if( t->aCount==NULL && r->n_nodes>0 ){
@@ -150,11 +201,12 @@ static void tally_step(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 static void tally_final(sqlite3_context *ctx){
   tally *t = sqlite3_aggregate_context(ctx, 0);
   if( t==NULL ) return;                      /* no rows: NULL */
-  if( !t->bError && t->ring ){
+  const ring *r = t->arg.ring;
+  if( !t->bError && r ){
     sqlite3_str *s = sqlite3_str_new(NULL);
     sqlite3_str_appendchar(s, 1, '{');
-    for(uint32_t i=0; i<t->ring->n_nodes; i++){
-      const ring_node *node = &t->ring->nodes[i];
+    for(uint32_t i=0; i<r->n_nodes; i++){
+      const ring_node *node = &r->nodes[i];
       if( i>0 ) sqlite3_str_appendchar(s, 1, ',');
       json_append_name(s, node->name, node->name_len);
       sqlite3_str_appendf(s, ":%llu", (unsigned long long)t->aCount[i]);
@@ -163,7 +215,7 @@ static void tally_final(sqlite3_context *ctx){
     json_result(ctx, s);
   }
   sqlite3_free(t->aCount);
-  ring_release(t->ring);
+  aggregate_ring_clear(&t->arg);
 }
 
 /* --------------------------------------------------------------- ch_flows */
@@ -175,7 +227,7 @@ typedef struct flow {
 } flow;
 
 typedef struct flows {
-  ring *old, *new;         /* the rings of the first row, one reference each */
+  aggregate_ring old, new; /* the two ring arguments */
   int64_t *aSame;          /* old node i is node aSame[i] of new, or -1 */
   flow *aFlow;             /* nSlot slots (a power of two), nUsed in use */
   uint64_t nSlot, nUsed;
@@ -254,14 +306,11 @@ static void flows_step(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   }
   if( f->bError ) return;
   f->bError = 1;                   /* until this row is counted */
-  ring *rOld = spec_ring_arg(ctx, argv[1], "ch_flows");
+  static const char zDiffers[] = "the rings must be the same on every row";
+  ring *rOld = aggregate_ring_of(ctx, &f->old, argv[1], "ch_flows", zDiffers);
   if( rOld==NULL ) return;
-  ring *rNew = spec_ring_arg(ctx, argv[2], "ch_flows");
+  ring *rNew = aggregate_ring_of(ctx, &f->new, argv[2], "ch_flows", zDiffers);
   if( rNew==NULL ) return;
-  if( ring_changed(&f->old, rOld) || ring_changed(&f->new, rNew) ){
-    aggregate_error(ctx, "ch_flows", "the rings must be the same on every row");
-    return;
-  }
   if( f->aSame==NULL ){
     f->aSame = same_nodes(rOld, rNew);
     if( f->aSame==NULL ){
@@ -304,7 +353,8 @@ static int flow_cmp(const void *a, const void *b){
 static void flows_final(sqlite3_context *ctx){
   flows *f = sqlite3_aggregate_context(ctx, 0);
   if( f==NULL ) return;                      /* no rows: NULL */
-  if( !f->bError && f->old ){
+  const ring *rOld = f->old.ring, *rNew = f->new.ring;
+  if( !f->bError && rOld && rNew ){
     /* Gather the used slots at the front, in (src, dst) order: both rings'
     ** nodes are sorted by name, so this is the order of the names. */
     uint64_t n = 0;
@@ -315,8 +365,8 @@ static void flows_final(sqlite3_context *ctx){
     sqlite3_str *s = sqlite3_str_new(NULL);
     sqlite3_str_appendchar(s, 1, '[');
     for(uint64_t i=0; i<n; i++){
-      const ring_node *a = &f->old->nodes[f->aFlow[i].src];
-      const ring_node *b = &f->new->nodes[f->aFlow[i].dst];
+      const ring_node *a = &rOld->nodes[f->aFlow[i].src];
+      const ring_node *b = &rNew->nodes[f->aFlow[i].dst];
       if( i>0 ) sqlite3_str_appendchar(s, 1, ',');
       sqlite3_str_appendchar(s, 1, '[');
       json_append_name(s, a->name, a->name_len);
@@ -329,8 +379,8 @@ static void flows_final(sqlite3_context *ctx){
   }
   sqlite3_free(f->aFlow);
   sqlite3_free(f->aSame);
-  ring_release(f->old);
-  ring_release(f->new);
+  aggregate_ring_clear(&f->old);
+  aggregate_ring_clear(&f->new);
 }
 
 int aggregates_register(sqlite3 *db, chash_conn *conn){

@@ -783,6 +783,48 @@ static void bench_ketama(void){
 }
 #endif
 
+/* ----------------------- 10: the aggregates against the GROUP BY queries */
+
+/* ch_tally against a plain ch_locate scan and the GROUP BY it replaces,
+** and ch_flows against the GROUP BY of the moved keys, on r100 (and mv,
+** 100 nodes then 101, from section 3, made here if section 3 did not
+** run). The counts are compared first. */
+static void bench_aggregates(sqlite3 *db){
+  printf("\n## 10. Aggregates: ch_tally and ch_flows, ns/row\n\n");
+  if( run(db, "SELECT count(*) FROM sqlite_schema WHERE name='mv'")==0 ){
+    make_ring(db, "mv", 100);
+    exec(db, "INSERT INTO mv(node) VALUES ('node-new')");
+  }
+  sqlite3_int64 nSame = run(db,
+      "SELECT (SELECT ch_tally(id, 'r100') FROM users)"
+      " = (SELECT json_group_object(node, n) FROM (SELECT ch_locate(id, 'r100')"
+      " AS node, count(*) AS n FROM users GROUP BY 1 ORDER BY 1))");
+  sqlite3_int64 nSameFlows = run(db,
+      "SELECT (SELECT ch_flows(id, 'mv@1', 'mv@2') FROM users)"
+      " = (SELECT json_group_array(json_array(s, d, n)) FROM (SELECT"
+      " ch_locate(id, 'mv@1') AS s, ch_locate(id, 'mv@2') AS d, count(*) AS n"
+      " FROM users WHERE ch_moved(id, 'mv@1', 'mv@2') GROUP BY 1, 2"
+      " ORDER BY 1, 2))");
+  printf("(counts equal to the GROUP BY's: ch_tally %s, ch_flows %s)\n\n",
+         nSame ? "yes" : "NO", nSameFlows ? "yes" : "NO");
+  const char *az[5] = {
+    "SELECT count(ch_locate(id, 'r100')) " SCAN,
+    "SELECT ch_tally(id, 'r100') " SCAN,
+    "SELECT ch_locate(id, 'r100') AS n, count(*) " SCAN " GROUP BY n",
+    "SELECT ch_flows(id, 'mv@1', 'mv@2') " SCAN,
+    "SELECT ch_locate(id, 'mv@1'), ch_locate(id, 'mv@2'), count(*) " SCAN
+    " AND ch_moved(id, 'mv@1', 'mv@2') GROUP BY 1, 2",
+  };
+  double ns[5];
+  time_queries(db, az, 5, ns);
+  printf("| ch_locate scan | ch_tally | GROUP BY | tally/scan | target <= 1.5 |"
+         "\n|---:|---:|---:|---:|---|\n| %.1f | %.1f | %.1f | %.2f | %s |\n\n",
+         ns[0], ns[1], ns[2], ns[1]/ns[0], verdict(ns[1]/ns[0]<=1.5));
+  printf("| ch_flows | GROUP BY of the moved | GROUP BY/flows |\n"
+         "|---:|---:|---:|\n| %.1f | %.1f | %.2fx |\n",
+         ns[3], ns[4], ns[4]/ns[3]);
+}
+
 int main(int argc, char **argv){
   const char *zExt = "./chash.so";
   int iOnly = 0;                  /* --section N: only that one (1: 1-3) */
@@ -793,7 +835,7 @@ int main(int argc, char **argv){
     else if( strcmp(argv[i], "--section")==0 && i+1<argc ) iOnly = atoi(argv[++i]);
     else{
       fprintf(stderr, "usage: %s [--ext PATH] [--reps N] [--rows N]"
-              " [--section 1|4|5|6|7|8|9]\n", argv[0]);
+              " [--section 1|4|5|6|7|8|9|10]\n", argv[0]);
       return 2;
     }
   }
@@ -828,6 +870,7 @@ int main(int argc, char **argv){
   if( iOnly==0 || iOnly==7 ) bench_inline_json(db);
   if( iOnly==0 || iOnly==8 ) bench_statements(db);
   if( iOnly==0 || iOnly==9 ) bench_routers(db);
+  if( iOnly==0 || iOnly==10 ) bench_aggregates(db);
   sqlite3_close(db);
   return 0;
 }
