@@ -9,6 +9,8 @@
 #   make test-asan  the same, built with AddressSanitizer and UBSan
 #   make test-valgrind  the .test files (but oom.test) under valgrind memcheck
 #   make test-oom   every .test file under out-of-memory fault injection
+#   make test-probe  a copy of an algorithm under a new name, its registry
+#                   line and make gen are all it takes (in a copy of the tree)
 #   make test-hard  concurrency, crash rounds and the slow limits tests
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60)
 #   make fuzz-replay  every fuzz corpus entry once under ASan+UBSan
@@ -74,7 +76,7 @@ DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev zlib1g-dev pytho
 DEBS_HARD = clang libclang-rt-14-dev valgrind
 DEBS_PYTHON = python3-venv python3-pip python3-setuptools python3-wheel
 
-.PHONY: gen gen-check all deps deps-hard demo test test-asan test-valgrind test-oom test-hard fuzz fuzz-replay test-compat unit bench clean experiments plot-deps \
+.PHONY: gen gen-check test-probe all deps deps-hard demo test test-asan test-valgrind test-oom test-hard fuzz fuzz-replay test-compat unit bench clean experiments plot-deps \
         install uninstall dist test-dist test-install test-sqlite-versions test-python test-node deps-npm deps-npm-debian deps-node deps-python
 
 all: $(LOADABLE)
@@ -179,16 +181,31 @@ test: deps $(LOADABLE) build/runner build/ring_test build/algos_test build/ring_
 	tests/harness/migration.sh ./$(LOADABLE)
 	/usr/bin/python3 tests/harness/deserialize.py ./$(LOADABLE)
 
-# The generated .test files (tests/gen/): gen-check fails if a committed
-# file differs from what its generator writes; gen rewrites them.
-# (a generator is a script that hands its files to genfiles.main)
+# The generated files: the .test files of tests/gen/, and the generated
+# regions of docs and tests (the lists of algorithms, hashes and options,
+# which tests/gen/lists_gen.py writes from build/catalog and the loadable).
+# gen-check fails if a committed file differs from what its generator
+# writes; gen rewrites them. (a generator is a script that hands its files
+# to genfiles.main)
 GEN_SCRIPTS = $(shell grep -l 'genfiles.main' tests/gen/*.py)
+GEN_ENV     = CATALOG=build/catalog LOADABLE=./$(LOADABLE)
 
-gen-check: deps
-	@for g in $(GEN_SCRIPTS); do /usr/bin/python3 $$g --check || exit 1; done
+# What the build knows of itself (the registry, the option and hash
+# tables) as JSON, for lists_gen.py.
+build/catalog: tests/gen/catalog.c $(CORE) $(HDR)
+	@mkdir -p build
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) $(INC) -o $@ tests/gen/catalog.c $(CORE) $(LIBS)
 
-gen: deps
-	@for g in $(GEN_SCRIPTS); do /usr/bin/python3 $$g --write || exit 1; done
+gen-check: deps $(LOADABLE) build/catalog
+	@for g in $(GEN_SCRIPTS); do $(GEN_ENV) /usr/bin/python3 $$g --check || exit 1; done
+
+gen: deps $(LOADABLE) build/catalog
+	@for g in $(GEN_SCRIPTS); do $(GEN_ENV) /usr/bin/python3 $$g --write || exit 1; done
+
+# Adding an algorithm needs its file, its registry line and make gen: a
+# copy of modn under another name proves it in a copy of the tree.
+test-probe: deps
+	tests/harness/probe_algorithm.sh
 
 # The same suite built with AddressSanitizer and UndefinedBehaviorSanitizer;
 # any report fails the run.

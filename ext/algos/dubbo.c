@@ -180,4 +180,13 @@ const ring_algo algo_dubbo = {
   .max_points = dubbo_max_points,
   .build = dubbo_build,
   .node_positions = dubbo_node_positions,
+  .doc = {
+    .summary = "Apache Dubbo's consistent hash load balancer",
+    .reproduces = "a Dubbo consumer",
+    .cost = "O(log points)",
+    .weights = "no (all 1, as Dubbo)",
+    .remove = "any node",
+    .movement = "only onto the new node",
+    .options = "`vnodes` (Dubbo's `hash.nodes`, multiple of 4, default 160)",
+  },
 };

@@ -196,4 +196,14 @@ const ring_algo algo_envoy_ring = {
   .build = envoy_build,
   .node_positions = envoy_node_positions,
   .check_commit = envoy_check_commit,
+  .doc = {
+    .summary = "Envoy's ring hash load balancer",
+    .reproduces = "an Envoy (Istio) ring hash cluster",
+    .cost = "O(log points)",
+    .weights = "whole numbers (Envoy's formula)",
+    .remove = "any node",
+    .movement = "mostly onto the new node; the others' point counts change "
+                "with the lightest host's share",
+    .options = "`min_ring` (default 1024), `max_ring` (default 8388608)",
+  },
 };

@@ -87,4 +87,14 @@ const ring_algo algo_groupcache = {
   .max_points = groupcache_max_points,
   .build = groupcache_build,
   .node_positions = groupcache_node_positions,
+  .doc = {
+    .summary = "Go's groupcache ring",
+    .reproduces = "Go's groupcache",
+    .cost = "O(log points)",
+    .weights = "no (all 1)",
+    .remove = "any node",
+    .movement = "only onto the new node",
+    .options = "`vnodes` (replicas, default 50), `hash` (32-bit, default "
+               "`crc32a`)",
+  },
 };

@@ -168,4 +168,18 @@ const ring_algo algo_haproxy = {
   .key_position = haproxy_key_position,
   .node_positions = haproxy_node_positions,
   .point_token = haproxy_point_token,
+  .doc = {
+    .summary = "HAProxy's `hash-type consistent`",
+    .reproduces = "an HAProxy backend",
+    .cost = "O(1) expected (as ketama)",
+    .weights = "HAProxy's: whole numbers 1..256 (16 points each)",
+    .remove = "any node, but the nodes that joined after it are renumbered "
+              "and move",
+    .movement = "only onto the new node",
+    .options = "`hash` (`sdbm` default, `djb2`, `wt6`, `crc32a`), "
+               "`avalanche` (default 1)",
+    .points = "points, in the order of their arcs",
+    .arcs = "arcs (half-way to half-way)",
+    .replicas = "points clockwise from the key's",
+  },
 };

@@ -116,4 +116,14 @@ const ring_algo algo_hashring = {
   .build = hashring_build,
   .node_positions = hashring_node_positions,
   .check_commit = ring_check_counts_round,
+  .doc = {
+    .summary = "the npm `hashring` and `memcached` packages",
+    .reproduces = "an npm hashring/memcached client",
+    .cost = "O(log points)",
+    .weights = "yes (npm hashring's formula)",
+    .remove = "any node",
+    .movement = "mostly onto the new node; other nodes' point counts change "
+                "slightly",
+    .options = "`vnodes` (multiple of 4, default 160)",
+  },
 };

@@ -104,4 +104,12 @@ const ring_algo algo_jump = {
   .shares = jump_shares,
   .check_weight = jump_check_weight,
   .check_commit = jump_check_commit,
+  .doc = {
+    .summary = "jump consistent hash",
+    .cost = "O(log n), no memory",
+    .weights = "no (all 1)",
+    .remove = "only the last nodes",
+    .movement = "exactly 1/n of keys, all onto the new node",
+    .options = "`hash`, `seed`",
+  },
 };

@@ -128,4 +128,16 @@ const ring_algo algo_ketama = {
   .build = ketama_build,
   .node_positions = ketama_node_positions,
   .check_commit = ring_check_counts_round,
+  .doc = {
+    .summary = "twemproxy's and libmemcached's ring",
+    .reproduces = "a twemproxy pool (with its `hash_tag`), a libmemcached "
+                  "client",
+    .cost = "O(log points)",
+    .weights = "yes (twemproxy/libmemcached formula)",
+    .remove = "any node",
+    .movement = "mostly onto the new node; other nodes' point counts change "
+                "slightly",
+    .options = "`hash` (32-bit only, default `md5`), `vnodes` (multiple of "
+               "4, default 160)",
+  },
 };

@@ -113,4 +113,12 @@ const ring_algo algo_maglev = {
   .build = maglev_build,
   .slot_replica = maglev_slot_replica,
   .check_count = maglev_check_count,
+  .doc = {
+    .summary = "Maglev's lookup table",
+    .cost = "O(1): one table slot",
+    .weights = "yes (Envoy's weighted fill)",
+    .remove = "any node",
+    .movement = "small, not minimal (a few % beyond 1/n)",
+    .options = "`hash` (default `xxh64`), `seed`, `table`",
+  },
 };

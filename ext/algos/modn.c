@@ -24,4 +24,13 @@ const ring_algo algo_modn = {
   .no_units = "a key's owner is its position mod n, so it changes at every "
               "position",
   .build = modn_build,
+  .doc = {
+    .summary = "hash mod n, the baseline",
+    .cost = "O(1)",
+    .weights = "no",
+    .remove = "any node",
+    .movement = "almost every key moves: the baseline",
+    .options = "`hash`, `seed`",
+    .replicas = "nodes after the owner (name order)",
+  },
 };

@@ -202,4 +202,13 @@ const ring_algo algo_nginx = {
   .max_points = nginx_max_points,
   .build = nginx_build,
   .node_positions = nginx_node_positions,
+  .doc = {
+    .summary = "nginx's `hash $key consistent`",
+    .reproduces = "an nginx upstream",
+    .cost = "O(log points)",
+    .weights = "integers ≥ 1 (160 points each)",
+    .remove = "any node",
+    .movement = "only onto the new node",
+    .options = "none (CRC-32, as nginx)",
+  },
 };

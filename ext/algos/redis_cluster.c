@@ -178,4 +178,19 @@ const ring_algo algo_redis_cluster = {
   .key_bits = 14,
   .node_positions = redis_node_positions,
   .check_commit = redis_check_commit,
+  .doc = {
+    .summary = "the masters of a Redis Cluster made by `redis-cli --cluster "
+               "create`",
+    .reproduces = "a Redis Cluster (`ch_keyslot`)",
+    .cost = "O(1) (16384 slots in a few ranges)",
+    .weights = "no (all 1)",
+    .remove = "any node",
+    .movement = "about half of the keys (the slot ranges shift, as a new "
+                "`redis-cli --cluster create` would make them)",
+    .options = "none (`hash` is `crc16`, `hash_tag` is `{}`)",
+    .points = "one point per master, at the last slot of its range",
+    .arcs = "each master's range of slots",
+    .diff = "exact, ranges of slots",
+    .replicas = "masters of the next ranges (not Redis replicas)",
+  },
 };

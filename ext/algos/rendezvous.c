@@ -90,4 +90,12 @@ const ring_algo algo_rendezvous = {
   .lookup = rendezvous_lookup,
   .shares = rendezvous_shares,
   .score = rendezvous_score,
+  .doc = {
+    .summary = "highest random weight",
+    .cost = "**O(n)**: every node is scored",
+    .weights = "yes (exact in expectation)",
+    .remove = "any node",
+    .movement = "only onto the new node",
+    .options = "`hash`, `seed`",
+  },
 };

@@ -61,4 +61,12 @@ const ring_algo algo_ring = {
   .max_points = vnodes_max_points,
   .build = vnodes_build,
   .node_positions = vnodes_node_positions,
+  .doc = {
+    .summary = "the virtual-node ring",
+    .cost = "O(log points)",
+    .weights = "yes (points = round(vnodes*weight))",
+    .remove = "any node",
+    .movement = "only onto the new node",
+    .options = "`hash`, `seed`, `vnodes`, `label`, `first`, `ties`",
+  },
 };

@@ -41,8 +41,31 @@ typedef enum ring_units_kind {
   RING_UNITS_BUCKETS
 } ring_units_kind;
 
+/*
+** What the docs say of an algorithm, in Markdown, one line each: `make gen`
+** writes it into the lists of algorithms in docs/ and tests/ (through
+** tests/gen/catalog.c, which prints the registry). The table-valued
+** function fields say what ch_points, ch_arcs, ch_diff and ch_replicas
+** give; NULL there: what the units give ("points", "table slots", ...),
+** or "error" when no_units or no_diff says why not.
+*/
+typedef struct ring_algo_doc {
+  const char *summary;      /* what it is: "Maglev's lookup table" */
+  const char *reproduces;   /* the setups it reproduces bit for bit ("an
+                            ** nginx upstream"), or NULL */
+  const char *cost;         /* the cost of a lookup: "O(log points)" */
+  const char *weights;      /* what a weight does, or "no (all 1)" */
+  const char *remove;       /* which nodes can leave */
+  const char *movement;     /* where keys go when a node joins */
+  const char *options;      /* its options and their defaults, each name
+                            ** in `...` (make gen checks them against
+                            ** `options`) */
+  const char *points, *arcs, *diff, *replicas;
+} ring_algo_doc;
+
 struct ring_algo {
   const char *name;            /* algorithm=NAME (lower case) */
+  ring_algo_doc doc;
   hash_id default_hash;        /* when the hash option is not given */
   unsigned options;            /* the OPTION_* bits that apply to it, beyond
                                ** algorithm, hash, seed and hash_tag */

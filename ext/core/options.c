@@ -291,6 +291,14 @@ const char *options_names(char *zOut, size_t nOut){
   return zOut;
 }
 
+const char *options_name_at(int i){
+  return i>=0 && i<N_OPTION ? option_defs[i].name : NULL;
+}
+
+int options_apply(const ring_algo *a, int i){
+  return (option_defs[i].bit & (OPTION_UNIVERSAL|a->options))!=0;
+}
+
 int options_set(ring_config *cfg, unsigned *pSet, const char *zKey,
                 const char *zValue, char *zErr, size_t nErr){
   const option_def *o = NULL;
@@ -329,7 +337,7 @@ int options_check(ring_config *cfg, unsigned set, char *zErr, size_t nErr){
   if( !(set & OPTION_HASH) ) cfg->hash = a->default_hash;
   for(int i=0; i<N_OPTION; i++){
     const option_def *o = &option_defs[i];
-    if( !(set & o->bit) || (o->bit & (OPTION_UNIVERSAL|a->options)) ) continue;
+    if( !(set & o->bit) || options_apply(a, i) ) continue;
     char zList[400];
     takers(o, zList, sizeof(zList));
     snprintf(zErr, nErr, "%s does not apply to algorithm %s (it is %s; "

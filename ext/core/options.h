@@ -33,6 +33,12 @@
 ** zOut (nOut bytes). Returns zOut. */
 const char *options_names(char *zOut, size_t nOut);
 
+/* The option table, for listings (tests/gen/catalog.c): option i's name
+** for i = 0, 1, ... in the order messages list them, NULL past the last;
+** and whether algorithm a takes option i. */
+const char *options_name_at(int i);
+int options_apply(const ring_algo *a, int i);
+
 /*
 ** Set option zKey to zValue in *cfg; *pSet records the options given.
 ** Returns 0, or 1 with a message in zErr naming the option and what it

@@ -28,7 +28,7 @@
 #include <libmemcached-1.0/memcached.h>
 #endif
 
-#include "ring.h"
+#include "algo.h"
 
 /* The scan every per-row query runs, a slice of users at a time. */
 #define SCAN "FROM users WHERE id>?1 AND id<=?2"
@@ -239,19 +239,19 @@ static void bench_per_row(sqlite3 *db){
 
 /* ------------------------------- 9: the routers' algorithms per row */
 
-/* The algorithms that reproduce a router, each timed next to ketama (the
-** first): ch_locate ns/row on rings of 10 and 100 nodes node-0000.., each
-** with its own defaults. One line per algorithm. */
-static const char *const azRouterAlgo[] = {
-  "ketama",
-  "nginx",
-  "hashring",
-  "haproxy",
-  "dubbo",
-  "envoy_ring",
-  "redis_cluster",
-};
-#define N_ROUTER_ALGO (int)(sizeof(azRouterAlgo)/sizeof(azRouterAlgo[0]))
+/* The algorithms that reproduce a router or client library (those whose
+** descriptor says what it reproduces, in registry order), each timed next
+** to ketama: ch_locate ns/row on rings of 10 and 100 nodes node-0000..,
+** each with its own defaults. One line per algorithm. */
+#define MAX_ROUTER_ALGO 64
+
+static int router_algos(const char **azName){
+  int n = 0;
+  for(int i=0; ring_algos[i] && n<MAX_ROUTER_ALGO; i++){
+    if( ring_algos[i]->doc.reproduces ) azName[n++] = ring_algos[i]->name;
+  }
+  return n;
+}
 
 static void bench_routers(sqlite3 *db){
   static const int aNode[] = { 10, 100 };
@@ -259,10 +259,16 @@ static void bench_routers(sqlite3 *db){
          nReps);
   printf("| algorithm | 10 nodes | 100 nodes | /ketama at 100 |\n"
          "|---|---:|---:|---:|\n");
-  double aNs[2][N_ROUTER_ALGO];
+  const char *azRouterAlgo[MAX_ROUTER_ALGO];
+  int nAlgo = router_algos(azRouterAlgo);
+  int iKetama = 0;
+  for(int a=0; a<nAlgo; a++){
+    if( strcmp(azRouterAlgo[a], "ketama")==0 ) iKetama = a;
+  }
+  double aNs[2][MAX_ROUTER_ALGO];
   for(int i=0; i<2; i++){
-    char *az[N_ROUTER_ALGO];
-    for(int a=0; a<N_ROUTER_ALGO; a++){
+    char *az[MAX_ROUTER_ALGO] = { 0 };
+    for(int a=0; a<nAlgo; a++){
       char *zSql = sqlite3_mprintf(
           "CREATE VIRTUAL TABLE \"rt_%s_%d\" USING chash(algorithm=%s);"
           "WITH RECURSIVE s(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM s"
@@ -275,12 +281,12 @@ static void bench_routers(sqlite3 *db){
       az[a] = sqlite3_mprintf("SELECT count(ch_locate(id, 'rt_%s_%d')) " SCAN,
                               azRouterAlgo[a], aNode[i]);
     }
-    time_queries(db, (const char *const *)az, N_ROUTER_ALGO, aNs[i]);
-    for(int a=0; a<N_ROUTER_ALGO; a++) sqlite3_free(az[a]);
+    time_queries(db, (const char *const *)az, nAlgo, aNs[i]);
+    for(int a=0; a<nAlgo; a++) sqlite3_free(az[a]);
   }
-  for(int a=0; a<N_ROUTER_ALGO; a++){
+  for(int a=0; a<nAlgo; a++){
     printf("| %s | %.1f | %.1f | %.2f |\n", azRouterAlgo[a], aNs[0][a],
-           aNs[1][a], aNs[1][a]/aNs[1][0]);
+           aNs[1][a], aNs[1][a]/aNs[1][iKetama]);
   }
 }
 
