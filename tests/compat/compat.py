@@ -14,7 +14,9 @@ chash ring. libmemcached: the same keys through lmhash (lmhash.c). Both
 print their counts and exit 1 unless every key agrees. Every process
 started is stopped by its PID; everything listens on loopback only.
 """
-import os, random, shutil, socket, sqlite3, subprocess, sys, tempfile, time
+import os, random, shutil, socket, subprocess, sys, tempfile, time
+
+from compatkit import chash_db, free_port, port_is_free, stop, wait_listening
 
 HASHES = ['fnv1a_64', 'md5', 'fnv1_64', 'fnv1a_32', 'fnv1_32', 'one_at_a_time',
           'crc32a', 'crc32', 'murmur', 'jenkins', 'hsieh']
@@ -41,13 +43,6 @@ def make_keys(seed, n):
     return sorted(keys)
 
 
-def chash_db(so):
-    db = sqlite3.connect(':memory:')
-    db.enable_load_extension(True)
-    db.load_extension(so)
-    return db
-
-
 def chash_places(db, table, hash_name, nodes, keys):
     """nodes: [(name, weight)]; the name of the owner of every key."""
     db.execute('CREATE VIRTUAL TABLE "%s" USING chash(algorithm=ketama, hash=%s)'
@@ -55,36 +50,6 @@ def chash_places(db, table, hash_name, nodes, keys):
     db.executemany('INSERT INTO "%s"(node, weight) VALUES (?, ?)' % table, nodes)
     return [db.execute('SELECT ch_locate(?, ?)', (k, table)).fetchone()[0]
             for k in keys]
-
-
-def free_port(host='127.0.0.1'):
-    s = socket.socket()
-    s.bind((host, 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def port_is_free(host, port):
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as memcached
-    try:
-        s.bind((host, port))
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
-
-
-def wait_listening(host, port):
-    while time.monotonic() < DEADLINE:
-        try:
-            socket.create_connection((host, port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit('compat: %s:%d never started listening' % (host, port))
 
 
 class Conn:
@@ -182,9 +147,9 @@ def twemproxy(so):
              '-p', os.path.join(tmp, 'nutcracker.pid')],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
         for host, port in backends:
-            wait_listening(host, port)
+            wait_listening(host, port, DEADLINE, 'compat')
         for p in pools:
-            wait_listening('127.0.0.1', p[3])
+            wait_listening('127.0.0.1', p[3], DEADLINE, 'compat')
 
         db = chash_db(so)
         direct = [Conn(h, p) for h, p in backends]
@@ -220,14 +185,7 @@ def twemproxy(so):
         print('twemproxy: %d/%d keys agree (%.2f%%)' % (agree, total, 100.0 * agree / total))
         return agree == total and control > 0
     finally:
-        for p in procs:                 # stop by PID, then reap
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop(procs)                     # by PID, then reap
         shutil.rmtree(tmp, ignore_errors=True)
 
 

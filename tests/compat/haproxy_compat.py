@@ -22,10 +22,10 @@ key is checked as HAProxy treats it: url_param hashes the empty value,
 hdr() with an empty header falls back to round robin. haproxy is stopped
 by its PID; it listens on loopback only.
 """
-import os, random, shutil, socket, sqlite3, subprocess, sys, tempfile, time
+import os, random, shutil, socket, subprocess, sys, tempfile, time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'gen'))
-import haproxy_gen as hm  # noqa: E402
+from compatkit import chash_db, free_port, stop
+import haproxy_gen as hm
 
 DEADLINE = time.monotonic() + 240          # the whole run, in seconds
 
@@ -81,14 +81,6 @@ def make_keys(seed, n, alphabet):
         if k:
             keys.add(k)
     return sorted(keys)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(('127.0.0.1', 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 # The frontend answers X-Be: hashes with HAProxy's own hash converters of
@@ -208,9 +200,7 @@ def main(argv):
         client = Client(front)
         db = None
         if so:
-            db = sqlite3.connect(':memory:')
-            db.enable_load_extension(True)
-            db.load_extension(so)
+            db = chash_db(so)
         total = agree = 0
         ok = True
         version = subprocess.run(['haproxy', '-v'], capture_output=True, text=True).stdout.split()[2]
@@ -303,13 +293,7 @@ def main(argv):
               % (agree, total, 100.0 * agree / total, len(CONFIGS)))
         return ok
     finally:
-        if proc is not None:            # stop by PID, then reap
-            proc.terminate()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop([proc])                    # by PID, then reap
         shutil.rmtree(tmp, ignore_errors=True)
 
 

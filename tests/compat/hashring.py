@@ -15,11 +15,12 @@ a server on port 11211 is named by its host alone), with the independent
 Python model (tests/gen/hashring_model.py), and with wrong variants of the
 rule, which must disagree. Exit 1 unless every key agrees.
 """
-import json, os, random, sqlite3, subprocess, sys
+import json, os, random, subprocess, sys
+
+from compatkit import agreement, chash_db
+import hashring_model
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, '..', 'gen'))
-import hashring_model  # noqa: E402
 
 JS_BLANKS = set(' \t\n\r\v\f\u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff') | \
     {chr(c) for c in range(0x2000, 0x200b)}
@@ -65,21 +66,6 @@ def edge_keys(entries):
             before.append(k)
         i += 1
     return exact + wrap + before
-
-
-def collision_pair():
-    """Two servers 10.2.A.B:11211 that share a point, and the point: found
-    by a search over names with the model."""
-    seen = {}
-    for a in range(1, 65536):
-        name = '10.2.%d.%d:11211' % (a // 256, a % 256)
-        for i in range(hashring_model.VNODE_COUNT):
-            for p in hashring_model.md5_words('%s-%d' % (name, i)):
-                other = seen.get(p)
-                if other is not None and other != name:
-                    return other, name, p
-                seen[p] = name
-    raise SystemExit('compat hashring: no colliding pair of servers found')
 
 
 def arc_keys(entries, point, n):
@@ -138,7 +124,7 @@ def configurations():
     add('small-weight', 'hashring', {'big:1': 100, 'tiny:2': 1, 'mid:3': 7})
     # 1/208*40*3 = 0.58: 'none' gets no digest, no point, no key.
     add('zero-points', 'hashring', {'big:1': 200, 'none:2': 1, 'mid:3': 7})
-    a, b, _ = collision_pair()
+    a, b, _ = hashring_model.collision_pair()
     add('collide-ab', 'hashring', [a, b])
     add('collide-ba', 'hashring', [b, a])
     add('memcached', 'memcached', ['10.0.0.1:11211', '10.0.0.2:11211',
@@ -151,16 +137,14 @@ def configurations():
 def main(so, node_modules):
     db = None
     if so != '-':
-        db = sqlite3.connect(':memory:')
-        db.enable_load_extension(True)
-        db.load_extension(so)
+        db = chash_db(so)
     total = agree = 0
     ok_all = True
     for n, (name, mode, servers, nodes, server_of) in enumerate(configurations()):
         model = hashring_model.Ring(nodes)
         keys = make_keys(n, 2000) + edge_keys(model.entries)
         if name.startswith('collide'):
-            keys += arc_keys(model.entries, collision_pair()[2], 200)
+            keys += arc_keys(model.entries, hashring_model.collision_pair()[2], 200)
         got = run_node(node_modules, mode, servers, keys)
         expect_model = [server_of.get(model.locate(k)) for k in keys]
         bad_model = sum(1 for g, e in zip(got, expect_model) if g != e)
@@ -173,16 +157,11 @@ def main(so, node_modules):
         if db is not None:
             expect = [server_of.get(e) for e in
                       chash_places(db, 'h_' + name.replace('-', '_'), nodes, keys)]
-            ok = sum(1 for g, e in zip(got, expect) if g == e)
+            ok = agreement(keys, got, expect, mode)
             line += ', chash %d/%d keys agree' % (ok, len(keys))
             total += len(keys)
             agree += ok
-            if ok != len(keys):
-                ok_all = False
-                for k, g, e in zip(keys, got, expect):
-                    if g != e:
-                        print('  mismatch: key %r: %s chose %s, chash says %s' % (k, mode, g, e))
-                        break
+            ok_all &= ok == len(keys)
         # Controls: wrong variants of the rule must disagree.
         variants = []
         if name == 'seven':

@@ -18,20 +18,12 @@ in the same order). Also compared: the independent Python model
 (tests/gen/nginx_model.py), and wrong variants of the rule, which must
 disagree. Exit 1 unless every key agrees.
 """
-import http.client, os, random, shutil, socket, sqlite3, subprocess, sys, tempfile, time
+import http.client, os, random, shutil, socket, subprocess, sys, tempfile, time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'gen'))
-import nginx_model  # noqa: E402
+from compatkit import agreement, chash_db, free_port, stop
+import nginx_model
 
 DEADLINE = time.monotonic() + 240
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(('127.0.0.1', 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def make_keys(seed, n):
@@ -51,21 +43,6 @@ def make_keys(seed, n):
     while len(keys) < n:
         keys.add(shapes[len(keys) % len(shapes)](len(keys)))
     return sorted(keys)
-
-
-def collision_pair():
-    """Two server addresses 127.77.5.A:PORT that share a point, and the
-    point: found by a search over names with the model."""
-    seen = {}
-    for a in range(1, 255):
-        for port in range(8000, 8010):
-            name = b'127.77.5.%d:%d' % (a, port)
-            for p in nginx_model.server_points(name, 1):
-                other = seen.get(p)
-                if other is not None and other != name:
-                    return other, name, p
-                seen[p] = name
-    raise SystemExit('compat nginx: no colliding pair of servers found')
 
 
 def arc_keys(ring_entries, point, n, rnd):
@@ -90,7 +67,7 @@ def edge_keys(entries):
 
 def configurations(tmp):
     """(upstream name, [(server address, weight)] in upstream order)."""
-    a, b, _ = collision_pair()
+    a, b, _ = nginx_model.collision_pair(b'127.77.5')
     unix = lambda n: ('unix:' + os.path.join(tmp, n)).encode()
     configs = [
         ('equal', [(b'127.77.1.%d:8080' % i, 1) for i in range(1, 5)]),
@@ -234,9 +211,7 @@ def main(so):
 
         db = None
         if so != '-':
-            db = sqlite3.connect(':memory:')
-            db.enable_load_extension(True)
-            db.load_extension(so)
+            db = chash_db(so)
         client = Client(port)
         rnd = random.Random(12)
         total = agree = 0
@@ -245,7 +220,7 @@ def main(so):
             model = nginx_model.Ring(servers)
             keys = make_keys(n, 2000) + edge_keys(model.entries)
             if name.startswith('collide'):
-                a, b, point = collision_pair()
+                a, b, point = nginx_model.collision_pair(b'127.77.5')
                 keys += arc_keys(model.entries, point, 200, rnd)
             where = {}
             for s, _ in servers:
@@ -258,16 +233,11 @@ def main(so):
                 name, len(servers), len(keys) - bad_model, len(keys))
             if db is not None:
                 expect = chash_places(db, 'u_' + name.replace('-', '_'), servers, keys)
-                ok = sum(1 for g, e in zip(got, expect) if g == e)
+                ok = agreement(keys, got, expect, 'nginx')
                 line += ', chash %d/%d keys agree' % (ok, len(keys))
                 total += len(keys)
                 agree += ok
-                if ok != len(keys):
-                    ok_all = False
-                    for k, g, e in zip(keys, got, expect):
-                        if g != e:
-                            print('  mismatch: key %r: nginx picked %s, chash says %s' % (k, g, e))
-                            break
+                ok_all &= ok == len(keys)
             if bad_model:
                 ok_all = False
             # Controls: wrong variants of the rule must disagree.
@@ -291,13 +261,7 @@ def main(so):
             print('compat nginx: %d/%d keys agree (%.2f%%)' % (agree, total, 100.0 * agree / total))
         return ok_all
     finally:
-        if proc is not None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop([proc])
         shutil.rmtree(tmp, ignore_errors=True)
 
 

@@ -25,10 +25,10 @@ split by integer division, a wrong tag rule, no tag rule) and requires it
 to disagree, so the check is shown able to fail. Prints the counts; exits
 1 unless every key agrees. Every process started is stopped by its pid.
 """
-import os, random, re, shutil, socket, sqlite3, subprocess, sys, tempfile, time
+import os, random, re, shutil, socket, subprocess, sys, tempfile, time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'gen'))
-import redis_model as model  # noqa: E402
+from compatkit import chash_db, free_port, port_is_free, stop, wait_listening
+import redis_model as model
 
 DEADLINE = time.monotonic() + 280          # the whole run, in seconds
 KEYS_PER_CHECK = 2500
@@ -82,16 +82,7 @@ def make_keys(seed, n, tag=b'{}', binary=True):
 
 def port_pair_free(host, port):
     """A cluster node listens on port and on its bus port, port + 10000."""
-    for p in (port, port + 10000):
-        s = socket.socket()
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            s.bind((host, p))
-        except OSError:
-            return False
-        finally:
-            s.close()
-    return True
+    return port_is_free(host, port) and port_is_free(host, port + 10000)
 
 
 def pick_ports(host, count, taken):
@@ -103,24 +94,6 @@ def pick_ports(host, count, taken):
             taken.update((p, p + 10000))
             out.append(p)
     return out
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(('127.0.0.1', 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def wait_listening(host, port):
-    while time.monotonic() < DEADLINE:
-        try:
-            socket.create_connection((host, port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit('redis compat: %s:%d never started listening' % (host, port))
 
 
 class Procs:
@@ -147,14 +120,7 @@ class Procs:
         self.start(args, '%s-%d.out' % (host, port))
 
     def stop(self):
-        for p in self.procs:
-            p.terminate()
-        for p in self.procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop(self.procs, timeout=10)
         shutil.rmtree(self.tmp, ignore_errors=True)
 
 
@@ -213,13 +179,6 @@ class Resp:
 
 
 # ----------------------------------------------------------------- chash
-
-def chash_db(so):
-    db = sqlite3.connect(':memory:')
-    db.enable_load_extension(True)
-    db.load_extension(so)
-    return db
-
 
 def chash_ring(db, name, nodes, **opts):
     args = ', '.join('%s=%s' % kv for kv in opts.items())
@@ -402,9 +361,9 @@ def nutcracker_pools(procs, db):
                  '-o', os.path.join(procs.tmp, 'nutcracker.log'),
                  '-p', os.path.join(procs.tmp, 'nutcracker.pid')], 'nutcracker.out')
     for host, port in mc + rd:
-        wait_listening(host, port)
+        wait_listening(host, port, DEADLINE, 'redis compat')
     for port in listen.values():
-        wait_listening('127.0.0.1', port)
+        wait_listening('127.0.0.1', port, DEADLINE, 'redis compat')
 
     good = True
     for n, (name, backends, proto, h, tag, weights) in enumerate(pools):
@@ -485,7 +444,7 @@ def main(so):
             procs.redis(h, int(p), cluster=True)
         for a in local + other:
             h, p = a.rsplit(':', 1)
-            wait_listening(h, int(p))
+            wait_listening(h, int(p), DEADLINE, 'redis compat')
         db = chash_db(so)
         good = check_split(db, local)
         good &= check_interleave(db, [local[90], local[91], other[0], other[1],

@@ -15,9 +15,7 @@ in tests/sql/analysis_props.test and tests/sql/analysis_algos.test.
 """
 import hashlib
 import math
-import os
 import struct
-import sys
 
 import genfiles
 

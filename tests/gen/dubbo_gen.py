@@ -20,9 +20,9 @@ Run: /usr/bin/python3 tests/gen/dubbo_gen.py --write  (or --check)
 """
 import bisect
 import hashlib
-import textwrap
 
 import genfiles
+from testkit import comment, keys as text_keys, md5_form
 
 
 def md5_words(text, byteorder="little"):
@@ -67,20 +67,6 @@ class DubboRing:
             s[address] = s.get(address, 0) + (t - prev)
             prev = t
         return {a: n / float(1 << 32) for a, n in s.items()}
-
-
-def md5_form(values):
-    """The runner's "N values hashing to MD5" line."""
-    text = ''.join(v + '\n' for v in values)
-    return '%d values hashing to %s' % (len(values), hashlib.md5(text.encode()).hexdigest())
-
-
-def comment(text):
-    return '\n'.join('# ' + line for line in textwrap.wrap(text, 74))
-
-
-def text_keys(n):
-    return ['key%d' % i for i in range(1, n + 1)]
 
 
 KEYS_CTE = ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i<%d)\n"

@@ -22,13 +22,12 @@ keys hashed with xxh3) that the generator asserts disagree.
 Run: /usr/bin/python3 tests/gen/envoy_ring_gen.py --write  (or --check)
 """
 import bisect
-import hashlib
 import math
-import textwrap
 
 import xxhash
 
 import genfiles
+from testkit import comment, keys, md5_form
 
 M64 = (1 << 64) - 1
 MAX_RING = 8388608
@@ -137,23 +136,9 @@ def check_envoy_vectors():
     assert EnvoyRing([(m[90], 1), (m[91], 1)], 1023, 1023, rounded=True).counts() != frac.counts()
 
 
-def md5_form(values):
-    """The runner's "N values hashing to MD5" line."""
-    text = ''.join(v + '\n' for v in values)
-    return '%d values hashing to %s' % (len(values), hashlib.md5(text.encode()).hexdigest())
-
-
-def comment(text):
-    return '\n'.join('# ' + line for line in textwrap.wrap(text, 74))
-
-
 NKEYS = 2000
 KEYS_CTE = ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i<%d)\n"
             "SELECT ch_locate('key' || i, '%s') FROM n ORDER BY i")
-
-
-def keys(n):
-    return ['key%d' % i for i in range(1, n + 1)]
 
 
 def create(name, hosts, min_ring=None, max_ring=None):

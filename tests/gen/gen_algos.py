@@ -10,9 +10,10 @@ python3-xxhash (no chash code involved):
 
 Run: /usr/bin/python3 tests/gen/gen_algos.py --write  (or --check)
 """
-import hashlib, math, os, xxhash
+import math, os, xxhash
 
 import genfiles
+from testkit import byte_keys as keys, md5_form
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 M64 = (1 << 64) - 1
@@ -66,18 +67,8 @@ def rendezvous(pos, nodes, seed=0, h=xxhash.xxh3_64_intdigest):
     return best
 
 
-def md5_form(values):
-    """The runner's "N values hashing to MD5" line."""
-    text = ''.join(v + '\n' for v in values)
-    return '%d values hashing to %s' % (len(values), hashlib.md5(text.encode()).hexdigest())
-
-
 KEYS_CTE = ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i<%d)\n"
             "SELECT ch_locate('key' || i, '%s') FROM n ORDER BY i")
-
-
-def keys(n):
-    return [('key%d' % i).encode() for i in range(1, n + 1)]
 
 
 

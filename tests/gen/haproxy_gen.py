@@ -311,7 +311,6 @@ def moved_positions(old, new):
 # ---------------------------------------------------------- haproxy.test
 
 if __name__ == '__main__':
-    import hashlib
     import json
 
     import genfiles

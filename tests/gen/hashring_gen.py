@@ -7,9 +7,10 @@ the last point (the wrap-around) are found by search.
 
 Run: /usr/bin/python3 tests/gen/hashring_gen.py --write  (or --check)
 """
-import hashlib
 
 import genfiles
+from testkit import (LOCATE_KEYS as KEYS, arc_widths as shares, insert, keys,
+                     md5_form, moved_positions, shown, sql_text)
 import hashring_model as m
 
 SERVERS = [('10.0.0.1', 1), ('cache-b:11212', 2), ('кэш-c', 1.5), ('10.0.0.4:22122', 1)]
@@ -68,60 +69,9 @@ b\t240
 """
 
 
-def sql_text(s):
-    return "'" + s.replace("'", "''") + "'"
-
-
-def shown(text):
-    """A text value as the runner shows it: each UTF-8 byte outside
-    0x20..0x7e as '@'."""
-    return ''.join(chr(b) if 0x20 <= b <= 0x7e else '@' for b in text.encode())
-
-
-def md5_form(values):
-    """The runner's "N values hashing to MD5" line."""
-    text = ''.join(shown(v) + '\n' for v in values)
-    return '%d values hashing to %s' % (len(values), hashlib.md5(text.encode()).hexdigest())
-
-
-KEYS = ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i<%d)\n"
-        "SELECT ch_locate('key' || i, '%s') FROM n ORDER BY i")
-
-
-def keys(n):
-    return ['key%d' % i for i in range(1, n + 1)]
-
-
-def insert(table, servers):
-    return ('INSERT INTO %s(node, weight) VALUES %s'
-            % (table, ', '.join('(%s, %s)' % (sql_text(s), repr(w)) for s, w in servers)))
-
-
 def points_rows(ring, servers):
     return '\n'.join('%s\t%d' % (shown(s), sum(1 for e in ring.entries if e[1] == s))
                      for s, _ in sorted(servers, key=lambda x: x[0].encode()))
-
-
-def shares(ring):
-    out = {}
-    prev = ring[-1][0] - (1 << 32)
-    for p, s in ring:
-        out[s] = out.get(s, 0) + p - prev
-        prev = p
-    return out
-
-
-def collision_pair():
-    seen = {}
-    for a in range(1, 65536):
-        name = '10.2.%d.%d:11211' % (a // 256, a % 256)
-        for i in range(m.VNODE_COUNT):
-            for p in m.md5_words('%s-%d' % (name, i)):
-                other = seen.get(p)
-                if other is not None and other != name:
-                    return other, name, p
-                seen[p] = name
-    raise SystemExit('hashring_gen: no colliding pair')
 
 
 def gen():
@@ -244,7 +194,7 @@ SELECT count(*) FROM n WHERE ch_locate('key' || i, 'hz') = 'none:2'
                  for s, _ in sorted(zero))))
 
     # Ties.
-    a, b, point = collision_pair()
+    a, b, point = m.collision_pair()
     ab, ba = m.Ring([(a, 1), (b, 1)]), m.Ring([(b, 1), (a, 1)])
     arc, j = [], 0
     pts = [e[0] for e in ab.entries]
@@ -355,7 +305,7 @@ SELECT CAST(round(sum(share) * 4294967296) AS INTEGER) FROM ch_diff('hr@1', 'hr'
 %d
 """ % (points_rows(g, grown), len(moved), onto,
        KEYS % (1000, 'hr'), md5_form([g.locate(k) for k in keys(1000)]),
-       m.moved_positions(r, g)))
+       moved_positions(r, g)))
 
     # vnodes: 4 x hashring's vnode count.
     v = m.Ring(SERVERS, vnode_count=10)

@@ -11,6 +11,8 @@ import bisect
 import hashlib
 import math
 
+from testkit import first_shared_point, replicas_at
+
 VNODE_COUNT = 40        # hashring's 'vnode count'
 REPLICAS = 4            # points per MD5 digest ('ketama' compatibility)
 
@@ -89,27 +91,12 @@ def js_number(text):
 
 def replicas(r, key, n):
     """The first n distinct servers clockwise from the key's point."""
-    i = bisect.bisect_left(r.keys, key_position(key))
-    out = []
-    for j in range(len(r.entries)):
-        s = r.entries[(i + j) % len(r.entries)][1]
-        if s not in out:
-            out.append(s)
-        if len(out) == n:
-            break
-    return out
+    return replicas_at(r, key_position(key), n)
 
 
-def moved_positions(a, b, space=1 << 32):
-    """How many of the positions change owner between rings a and b."""
-    def owner(x, pos):
-        return x.entries[bisect.bisect_left(x.keys, pos) % len(x.entries)][1]
-    cuts = sorted(set(a.keys) | set(b.keys))
-    moved, prev = 0, -1
-    for c in cuts:
-        if owner(a, c) != owner(b, c):
-            moved += c - prev
-        prev = c
-    if owner(a, space - 1) != owner(b, space - 1):
-        moved += space - 1 - prev
-    return moved
+def collision_pair():
+    """Two servers 10.2.A.B:11211 that share a point, and the point: found
+    by a search over names with the model."""
+    names = ('10.2.%d.%d:11211' % (a // 256, a % 256) for a in range(1, 65536))
+    return first_shared_point(names, lambda name: [
+        p for i in range(VNODE_COUNT) for p in md5_words('%s-%d' % (name, i))])

@@ -7,9 +7,10 @@ suffix can be solved for any position).
 
 Run: /usr/bin/python3 tests/gen/nginx_gen.py --write  (or --check)
 """
-import hashlib
 
 import genfiles
+from testkit import (LOCATE_KEYS as KEYS, arc_widths, byte_keys as keys, insert, md5_form,
+                     moved_positions, sql_key)
 import nginx_model as m
 
 SERVERS = [(b'10.0.0.1:8080', 1), (b'10.0.0.2', 2), (b'backend', 1),
@@ -84,61 +85,9 @@ SELECT ch_locate('', 'explicit'), ch_locate(NULL, 'explicit')
 """
 
 
-def sql_text(b):
-    return "'" + b.decode().replace("'", "''") + "'"
-
-
-def sql_key(b):
-    """A key as an SQL literal: text when it is printable ASCII, else a blob."""
-    if all(0x20 <= c < 0x7f for c in b):
-        return sql_text(b)
-    return "x'%s'" % b.hex()
-
-
-def md5_form(values):
-    """The runner's "N values hashing to MD5" line."""
-    text = ''.join(v + '\n' for v in values)
-    return '%d values hashing to %s' % (len(values), hashlib.md5(text.encode()).hexdigest())
-
-
-KEYS = ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM n WHERE i<%d)\n"
-        "SELECT ch_locate('key' || i, '%s') FROM n ORDER BY i")
-
-
-def keys(n):
-    return [b'key%d' % i for i in range(1, n + 1)]
-
-
 def shares(ring):
-    """Each server's exact share of the 2^32 positions: a point owns the
-    positions after the previous point up to itself; the lowest point also
-    owns the positions after the highest (the wrap-around)."""
-    out = {}
-    prev = ring[-1][0] - (1 << 32)
-    for p, s in ring:
-        out[s] = out.get(s, 0) + p - prev
-        prev = p
-    return {s: v / float(1 << 32) for s, v in out.items()}
-
-
-def insert(table, servers):
-    return ('INSERT INTO %s(node, weight) VALUES %s'
-            % (table, ', '.join('(%s, %d)' % (sql_text(s), w) for s, w in servers)))
-
-
-def collision_pair():
-    """The first two servers 127.0.0.A:PORT (model order of search) that
-    share a point."""
-    seen = {}
-    for a in range(1, 255):
-        for port in range(8000, 8010):
-            name = b'127.0.0.%d:%d' % (a, port)
-            for p in m.server_points(name, 1):
-                other = seen.get(p)
-                if other is not None and other != name:
-                    return other, name, p
-                seen[p] = name
-    raise SystemExit('nginx_gen: no colliding pair')
+    """Each server's exact share of the 2^32 positions."""
+    return {s: v / float(1 << 32) for s, v in arc_widths(ring).items()}
 
 
 def gen():
@@ -264,7 +213,7 @@ SELECT sum(ch_locate('key' || i, 'h1') = '10.0.0.9'),
        *[sum(1 for p in pl if p == v[0]) for pl, v in zip(places, variants)]))
 
     # Ties: two servers with an equal point; the first listed keeps it.
-    a, b, point = collision_pair()
+    a, b, point = m.collision_pair(b'127.0.0')
     ab, ba = m.Ring([(a, 1), (b, 1)]), m.Ring([(b, 1), (a, 1)])
     k = m.forge_crc32(b'tie-', point)
     out.append("""
@@ -388,7 +337,7 @@ SELECT CAST(round(sum(share) * 4294967296) AS INTEGER), group_concat(DISTINCT ds
 ----
 %d\t10.0.0.3:8080
 """ % (moved, onto, KEYS % (1000, 'ng'), md5_form([g.locate(k).decode() for k in keys(1000)]),
-       m.moved_positions(r, g)))
+       moved_positions(r, g)))
 
     # An inline ring: a JSON object's order is the server order.
     js = '{"algorithm":"nginx","nodes":{"%s":1,"%s":1}}' % (b.decode(), a.decode())

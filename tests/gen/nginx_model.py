@@ -10,6 +10,8 @@ the upstream's order. Everything is bytes.
 import bisect
 import zlib
 
+from testkit import first_shared_point, replicas_at
+
 POINTS_PER_WEIGHT = 160
 
 
@@ -100,31 +102,12 @@ def forge_crc32(prefix, target, length=48):
 
 def replicas(r, key, n):
     """The first n distinct servers clockwise from the key's point."""
-    i = bisect.bisect_left(r.keys, zlib.crc32(key))
-    out = []
-    for j in range(len(r.entries)):
-        s = r.entries[(i + j) % len(r.entries)][1]
-        if s not in out:
-            out.append(s)
-        if len(out) == n:
-            break
-    return out
+    return replicas_at(r, zlib.crc32(key), n)
 
 
-def owner_at(entries, keys, pos):
-    return entries[bisect.bisect_left(keys, pos) % len(entries)][1]
-
-
-def moved_positions(a, b, space=1 << 32):
-    """How many of the positions change owner between rings a and b (each
-    with .entries and .keys): the owner is constant between consecutive
-    points of either ring, so each piece is checked once."""
-    cuts = sorted(set(a.keys) | set(b.keys))
-    moved, prev = 0, -1
-    for c in cuts:
-        if owner_at(a.entries, a.keys, c) != owner_at(b.entries, b.keys, c):
-            moved += c - prev
-        prev = c
-    if owner_at(a.entries, a.keys, space - 1) != owner_at(b.entries, b.keys, space - 1):
-        moved += space - 1 - prev
-    return moved
+def collision_pair(prefix):
+    """Two servers PREFIX.A:PORT (prefix bytes such as b'127.0.0') that
+    share a point, and the point: found by a search over names."""
+    names = (b'%s.%d:%d' % (prefix, a, port) for a in range(1, 255)
+             for port in range(8000, 8010))
+    return first_shared_point(names, lambda name: server_points(name, 1))

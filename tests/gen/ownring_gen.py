@@ -31,7 +31,8 @@ import zlib
 import xxhash
 
 import genfiles
-from reference import KEYS, key_bytes, node_points, render, series, sql_str
+import reference
+from reference import KEYS, key_bytes, node_points, series, sql_str
 
 BITS = {"md5be": 32, "md5": 32, "crc32a": 32, "xxh3": 64, "xxh64": 64}
 
@@ -132,8 +133,9 @@ def shares(ring):
     return {n: c / space for n, c in count.items()}
 
 
-class TestFile:
+class TestFile(reference.TestFile):
     def __init__(self):
+        reference.TestFile.__init__(self, "ownring.test", "")
         self.out = [
             "# tests/gen/ownring.test: rings of your own design (ring options label,",
             "# first, ties; hashes md5be, crc32a) and algorithm groupcache",
@@ -143,28 +145,6 @@ class TestFile:
             "#   /usr/bin/python3 tests/gen/ownring_gen.py --write",
             "",
         ]
-
-    def comment(self, text):
-        self.out += ["# " + line if line else "#" for line in text.split("\n")]
-
-    def statement(self, sql):
-        self.out += ["statement ok", sql, ""]
-
-    def query(self, types, sql, rows):
-        values = [render(v, t) for row in rows for v, t in zip(row, types)]
-        self.out += ["query %s nosort" % types, sql, "----"]
-        if len(rows) > 30:
-            digest = hashlib.md5("".join(v + "\n" for v in values).encode()).hexdigest()
-            self.out.append("%d values hashing to %s" % (len(values), digest))
-        elif len(types) > 1:
-            for i in range(0, len(values), len(types)):
-                self.out.append("\t".join(values[i:i + len(types)]))
-        else:
-            self.out += values
-        self.out.append("")
-
-    def text(self):
-        return "\n".join(self.out).rstrip("\n") + "\n"
 
 
 def json_spec(nodes, **opts):

@@ -34,20 +34,18 @@ SQLite extensions and lacks xxhash):
                                                   committed files differ
 """
 
-import argparse
 import bisect
-import difflib
 import hashlib
 import json
 import math
 import os
 import sqlite3
-import sys
 from decimal import Decimal, ROUND_HALF_UP
 
 import xxhash
 
 import genfiles
+from testkit import sql_text as sql_str
 
 M64 = 1 << 64
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -209,10 +207,6 @@ class TestFile:
 
     def text(self):
         return "\n".join(self.out).rstrip("\n") + "\n"
-
-
-def sql_str(s):
-    return "'" + s.replace("'", "''") + "'"
 
 
 def series(n):

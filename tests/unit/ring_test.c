@@ -57,10 +57,15 @@ static void test_hash(void){
   CHECK( hash_from_name("sha1")==-1 );
   CHECK( hash_from_name("")==-1 );
   CHECK( strcmp(hash_name(HASH_XXH64), "xxh64")==0 );
-  char zNames[400];
-  CHECK( strcmp(hash_names(zNames, sizeof(zNames)), "xxh3, xxh64, md5, fnv1a_64, fnv1_64, fnv1a_32, "
-                "fnv1_32, one_at_a_time, crc32, crc32a, murmur, jenkins, "
-                "hsieh, sdbm, djb2, wt6, md5be, crc16")==0 );
+  /* Every hash, in hash_id order (tests/sql/surface.test pins the list
+  ** itself, generated from the table by make gen). */
+  char zNames[400], zWantNames[400] = "";
+  for(int h=0; h<HASH_COUNT; h++){
+    if( h ) strcat(zWantNames, ", ");
+    strcat(zWantNames, hash_name(h));
+  }
+  CHECK( strcmp(hash_names(zNames, sizeof(zNames)), zWantNames)==0 );
+  CHECK( strncmp(zNames, "xxh3, xxh64, md5, fnv1a_64, ", 28)==0 );
   /* md5be: MD5("") = d41d8cd9..., MD5("hello") = 5d41402a...; crc32a is
   ** zlib's CRC-32 (Python: zlib.crc32(b"0http://10.0.0.1:8080")). */
   CHECK( hash_bytes(HASH_MD5BE, 0, "", 0)==0xd41d8cd9u );
