@@ -3,12 +3,15 @@ options in the docs and tests from the build itself, so that adding an
 algorithm (its file and its line in ext/algos/registry.c) needs `make gen`
 and nothing else before its own tests and docs.
 
-The truth comes from two places, never from a list kept here:
+The truth comes from two places, never from a list kept here (and the
+functions the loadable registers must each have their section in
+docs/reference.md):
   build/catalog   (tests/gen/catalog.c, linked with ext/core and ext/algos)
                   prints the registry, each descriptor's doc facts and the
                   option and hash tables as JSON;
-  the loadable    (./chash.so) runs the statements of example sessions, so
-                  the error messages they show are real output.
+  the loadable    (./chash.so) lists its functions and runs the statements
+                  of example sessions, so the error messages they show are
+                  real output.
 
 Generated regions stand inside hand-written files between markers, which
 this script rewrites and nothing else:
@@ -179,14 +182,19 @@ def loadable():
                      ", ".join(paths))
 
 
+def connect():
+    db = sqlite3.connect(":memory:")
+    db.enable_load_extension(True)
+    db.load_extension(loadable())
+    return db
+
+
 def session(text):
     """A fenced block of `sqlite> ` statements, each followed by what the
     sqlite3 shell prints for it: its rows ('|' between values) or
     'Runtime error: ...'. Every statement runs, in order, on one
     in-memory database with chash loaded."""
-    db = sqlite3.connect(":memory:")
-    db.enable_load_extension(True)
-    db.load_extension(loadable())
+    db = connect()
     out = []
     for line in text.splitlines():
         if line.startswith("```"):
@@ -201,6 +209,37 @@ def session(text):
             out.append("Runtime error: %s" % e)
     db.close()
     return "\n".join(out) + "\n"
+
+
+def registered():
+    """The scalar functions and the modules the loadable registers, each
+    sorted: (functions, table-valued functions, the ring table's)."""
+    db = connect()
+    funcs = sorted({r[0] for r in db.execute(
+        "SELECT name FROM pragma_function_list WHERE name LIKE 'ch\\_%' ESCAPE '\\'")})
+    mods = sorted(r[0] for r in db.execute(
+        "SELECT name FROM pragma_module_list WHERE name LIKE 'ch%'"))
+    db.close()
+    return funcs, [m for m in mods if m != "chash"], [m for m in mods if m == "chash"]
+
+
+def functions():
+    """'the scalar functions `ch_check`, ...': what the loadable registers.
+    Each must have its section in docs/reference.md (checked here)."""
+    funcs, tvfs, table = registered()
+    with open(os.path.join(ROOT, "docs", "reference.md"), encoding="utf-8") as f:
+        ref = f.read()
+    for name in funcs:
+        if "### `%s(" % name not in ref:
+            raise SystemExit("lists_gen.py: docs/reference.md has no section "
+                             "### `%s(...)` for the function %s" % (name, name))
+    for name in tvfs:
+        if "| `%s(" % name not in ref:
+            raise SystemExit("lists_gen.py: docs/reference.md's table of "
+                             "table-valued functions has no row for %s" % name)
+    return "the scalar functions %s, the table-valued functions %s and the " \
+        "virtual table module %s" % (spoken(code(funcs).split(", ")),
+                                     spoken(code(tvfs).split(", ")), code(table))
 
 
 # ------------------------------------------------------------- tests
@@ -246,6 +285,7 @@ REGIONS = {
     "tvf-table": tvf_table,
     "algorithms-table": algorithms_table,
     "session": session,
+    "functions": functions,
     "surface-lists": surface_lists,
     "every-algorithm": every_algorithm_checked,
 }
@@ -259,7 +299,7 @@ FILES = {
     "README.md": ["algorithms", "reproduces"],
     "docs/reference.md": ["algorithms", "algorithm-summaries", "hashes",
                           "default-hashes", "options-not-applying", "session",
-                          "tvf-table"],
+                          "tvf-table", "functions"],
     "docs/analysis.md": ["tvf-table"],
     "docs/algorithms.md": ["algorithms-table"],
     "tests/sql/surface.test": ["surface-lists"],
