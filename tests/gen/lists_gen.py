@@ -238,8 +238,8 @@ def functions():
             raise SystemExit("lists_gen.py: docs/reference.md's table of "
                              "table-valued functions has no row for %s" % name)
     return "the scalar functions %s, the table-valued functions %s and the " \
-        "virtual table module %s" % (spoken(code(funcs).split(", ")),
-                                     spoken(code(tvfs).split(", ")), code(table))
+        "virtual table module %s" % (spoken("`%s`" % f for f in funcs),
+                                     spoken("`%s`" % t for t in tvfs), code(table))
 
 
 # ------------------------------------------------------------- tests
