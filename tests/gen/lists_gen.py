@@ -212,24 +212,27 @@ def session(text):
 
 
 def registered():
-    """The scalar functions and the modules the loadable registers, each
-    sorted: (functions, table-valued functions, the ring table's)."""
+    """What the loadable registers, each list sorted: its scalar functions,
+    its aggregates, its table-valued functions and its ring table's
+    module."""
     db = connect()
-    funcs = sorted({r[0] for r in db.execute(
-        "SELECT name FROM pragma_function_list WHERE name LIKE 'ch\\_%' ESCAPE '\\'")})
-    mods = sorted(r[0] for r in db.execute(
-        "SELECT name FROM pragma_module_list WHERE name LIKE 'ch%'"))
+    funcs = db.execute("SELECT DISTINCT name, type FROM pragma_function_list "
+                       "WHERE name LIKE 'ch\\_%' ESCAPE '\\'").fetchall()
+    mods = [r[0] for r in db.execute(
+        "SELECT name FROM pragma_module_list WHERE name LIKE 'ch%'")]
     db.close()
-    return funcs, [m for m in mods if m != "chash"], [m for m in mods if m == "chash"]
+    return (sorted(n for n, t in funcs if t == "s"), sorted(n for n, t in funcs if t != "s"),
+            sorted(m for m in mods if m != "chash"), sorted(m for m in mods if m == "chash"))
 
 
 def functions():
     """'the scalar functions `ch_check`, ...': what the loadable registers.
-    Each must have its section in docs/reference.md (checked here)."""
-    funcs, tvfs, table = registered()
+    Each function must have its section in docs/reference.md, each
+    table-valued function its row there (checked here)."""
+    scalars, aggregates, tvfs, table = registered()
     with open(os.path.join(ROOT, "docs", "reference.md"), encoding="utf-8") as f:
         ref = f.read()
-    for name in funcs:
+    for name in scalars + aggregates:
         if "### `%s(" % name not in ref:
             raise SystemExit("lists_gen.py: docs/reference.md has no section "
                              "### `%s(...)` for the function %s" % (name, name))
@@ -237,9 +240,11 @@ def functions():
         if "| `%s(" % name not in ref:
             raise SystemExit("lists_gen.py: docs/reference.md's table of "
                              "table-valued functions has no row for %s" % name)
-    return "the scalar functions %s, the table-valued functions %s and the " \
-        "virtual table module %s" % (spoken("`%s`" % f for f in funcs),
-                                     spoken("`%s`" % t for t in tvfs), code(table))
+    def listed(names):
+        return spoken("`%s`" % n for n in names)
+    return "the scalar functions %s, the aggregates %s, the table-valued " \
+        "functions %s and the virtual table module %s" % (
+            listed(scalars), listed(aggregates), listed(tvfs), code(table))
 
 
 # ------------------------------------------------------------- tests
