@@ -674,6 +674,7 @@ void check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     sqlite3_result_error_nomem(ctx);
   }else if( zErr ){
     sqlite3_result_error(ctx, zErr, -1);
+    sqlite3_result_error_code(ctx, rc);
   }else{
     char *zMsg = sqlite3_mprintf("ch_check: %s", sqlite3_errmsg(
                                  sqlite3_context_db_handle(ctx)));

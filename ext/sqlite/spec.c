@@ -656,8 +656,15 @@ int spec_ring_table(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
     sqlite3_free(*pzSchema);
     sqlite3_free(*pzName);
     *pzSchema = *pzName = NULL;
-    if( zErr ) *pzErr = sqlite3_mprintf("%s: %s", zFunc, zErr);
-    if( rc!=SQLITE_NOMEM && *pzErr==NULL ) rc = SQLITE_NOMEM;
+    /* Errors of ours have words; none: out of memory. Other codes are
+    ** SQLite's (a locked database), told in its words. */
+    if( (rc==SQLITE_ERROR || rc==SQLITE_CORRUPT_VTAB) && zErr==NULL ){
+      rc = SQLITE_NOMEM;
+    }
+    if( rc!=SQLITE_NOMEM ){
+      *pzErr = sqlite3_mprintf("%s: %s", zFunc, zErr ? zErr : sqlite3_errstr(rc));
+      if( *pzErr==NULL ) rc = SQLITE_NOMEM;
+    }
   }
   sqlite3_free(zErr);
   sqlite3_free(zList);

@@ -56,13 +56,15 @@ static int entry_matches(const stmt_entry *e, const spec_arg *a){
   return spec_arg_is(a, e->eType, e->zSpec, e->nSpec, e->iSpec);
 }
 
-/* Set the error rc (message zErr, which is freed) on ctx. */
+/* Set the error rc (message zErr, which is freed) on ctx. The code is
+** passed on as it is: SQLITE_BUSY and SQLITE_LOCKED tell the caller to
+** retry, a corrupt ring is SQLITE_CORRUPT_VTAB. */
 static void spec_result_error(sqlite3_context *ctx, int rc, char *zErr){
   if( rc==SQLITE_NOMEM || zErr==NULL ){
     sqlite3_result_error_nomem(ctx);
   }else{
     chash_result_error(ctx, zErr);
-    sqlite3_result_error_code(ctx, rc==SQLITE_CORRUPT_VTAB ? rc : SQLITE_ERROR);
+    sqlite3_result_error_code(ctx, rc);
   }
   sqlite3_free(zErr);
 }

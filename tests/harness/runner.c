@@ -37,6 +37,10 @@
 **                            "----" line and lines that must occur, joined
 **                            by newlines, in sqlite3_errmsg(); if they end
 **                            with '$', the message must end with them.
+**   statement error CODE     The same, and the error's primary result code
+**                            must be CODE, by name: SQLITE_BUSY,
+**                            SQLITE_LOCKED, SQLITE_CORRUPT, ... (an
+**                            extension of this project).
 **   statement count N        The SQL must succeed and sqlite3_changes() must
 **                            then be N.
 **                            A statement record runs all its ;-separated
@@ -832,6 +836,32 @@ static int oomTest(Script *p, int iLine, const char *zSql, int bQuery,
   return bFailed;
 }
 
+/* The primary result codes, by name, for "statement error CODE". */
+static const char *const azResultCode[] = {
+  "SQLITE_OK", "SQLITE_ERROR", "SQLITE_INTERNAL", "SQLITE_PERM",
+  "SQLITE_ABORT", "SQLITE_BUSY", "SQLITE_LOCKED", "SQLITE_NOMEM",
+  "SQLITE_READONLY", "SQLITE_INTERRUPT", "SQLITE_IOERR", "SQLITE_CORRUPT",
+  "SQLITE_NOTFOUND", "SQLITE_FULL", "SQLITE_CANTOPEN", "SQLITE_PROTOCOL",
+  "SQLITE_EMPTY", "SQLITE_SCHEMA", "SQLITE_TOOBIG", "SQLITE_CONSTRAINT",
+  "SQLITE_MISMATCH", "SQLITE_MISUSE", "SQLITE_NOLFS", "SQLITE_AUTH",
+  "SQLITE_FORMAT", "SQLITE_RANGE", "SQLITE_NOTADB",
+};
+#define N_RESULT_CODE (int)(sizeof(azResultCode)/sizeof(azResultCode[0]))
+
+/* The primary result code named z, or -1. */
+static int resultCodeNamed(const char *z){
+  int i;
+  for(i=0; i<N_RESULT_CODE; i++){
+    if( strcmp(azResultCode[i], z)==0 ) return i;
+  }
+  return -1;
+}
+
+/* The name of rc's primary result code. */
+static const char *resultCodeName(int rc){
+  return (rc & 0xff)<N_RESULT_CODE ? azResultCode[rc & 0xff] : "?";
+}
+
 /*
 ** Run a statement record: a[0] is its header, tokenized into az[0..nTok).
 */
@@ -839,6 +869,7 @@ static int doStatement(Script *p, Line *a, int n, char **az, int nTok,
                        int bSkip, int bOom){
   int iLine = a->iLine;
   int bError = 0;           /* statement error */
+  int iCode = -1;           /* statement error CODE: CODE */
   int nChange = -1;         /* statement count N: N */
   int iDash = findDashes(a, n);
   char *zSql, *zMsg = 0, *zErr = 0;
@@ -848,10 +879,17 @@ static int doStatement(Script *p, Line *a, int n, char **az, int nTok,
     /* nothing more to parse */
   }else if( nTok==2 && strcmp(az[1], "error")==0 ){
     bError = 1;
+  }else if( nTok==3 && strcmp(az[1], "error")==0 ){
+    bError = 1;
+    iCode = resultCodeNamed(az[2]);
+    if( iCode<0 ){
+      return parseError(p, iLine, "unknown result code %s (use a name such "
+                        "as SQLITE_BUSY)", az[2]);
+    }
   }else if( nTok!=3 || strcmp(az[1], "count")!=0
          || !parseCount(az[2], &nChange) ){
     return parseError(p, iLine, "malformed header; use \"statement ok\", "
-                      "\"statement error\" or \"statement count N\"");
+                      "\"statement error [CODE]\" or \"statement count N\"");
   }
   if( iDash==1 ) return parseError(p, iLine, "statement without SQL");
   if( iDash<n && !bError ){
@@ -885,6 +923,11 @@ static int doStatement(Script *p, Line *a, int n, char **az, int nTok,
       showText(0, zSql);
       showText("expected", zMsg);
       showText("actual", zErr ? zErr : sqlite3_errstr(rc));
+    }else if( iCode>=0 && (rc & 0xff)!=iCode ){
+      fail(p, iLine, "wrong error code: expected %s, got %s (%d)", az[2],
+           resultCodeName(rc), rc);
+      showText(0, zSql);
+      showText("message", zErr ? zErr : sqlite3_errstr(rc));
     }else{
       nPass++;
     }
