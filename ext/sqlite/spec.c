@@ -12,11 +12,11 @@
 **
 ** Functions resolve a spec once per statement (spec_stmt.c). Below that,
 ** the connection keeps two caches (both over ring_cache.c's LRU):
-**   - the last CONN_CACHE_SIZE rings built, each valid while
-**     its tag matches: the ring's stamp (random, replaced by every change,
-**     rolled back with the change) for the current ring and for a version
-**     not yet committed, or the table's creation tag for a committed version
-**     (which never changes).
+**   - the last CONN_CACHE_SIZE rings built, each valid while its table's
+**     stamp (random, replaced by every change, rolled back with the change)
+**     is the one it was built at: for committed versions too, since the
+**     file's content can be replaced by a copy with another version of the
+**     same number (table_ring_read).
 **
 ** Finding a spec's ring and reading its stamp takes several small queries
 ** (the schemas, the table's schema row, its configuration, its last
@@ -168,9 +168,13 @@ static int table_ring_read(chash_conn *conn, const char *zSchema,
       return SQLITE_ERROR;
     }
   }
-  /* A committed version never changes; anything newer changes with stamp. */
-  int bFrozen = !bCurrent && iVersion<=info.epoch;
-  int64_t tag = bFrozen ? info.created : info.stamp;
+  /* Every version is kept under the table's stamp, committed ones too: a
+  ** committed version never changes in this database, but the file's
+  ** content can be replaced (a backup restored, sqlite3_deserialize, a
+  ** copy attached in place of another) by a copy whose version of that
+  ** number differs. The copy has the same creation tag; its stamp is new
+  ** from its first change on. */
+  int64_t tag = info.stamp;
   char *zTable = sqlite3_mprintf("%s.%s", zSchema, zName);
   char *zKey = bCurrent ? sqlite3_mprintf("%s", zTable)
                         : sqlite3_mprintf("%s@%lld", zTable,

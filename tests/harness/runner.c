@@ -80,6 +80,14 @@
 **   reopen                   Close every connection, reporting statements
 **                            left unfinalized as failures, and reopen the
 **                            current one on the same file: persistence tests.
+**   save NAME                Copy the current connection's main database
+**                            (sqlite3_backup) into copy NAME, a file
+**                            beside the database, deleted with it.
+**   restore NAME             Copy copy NAME over the current connection's
+**                            main database (sqlite3_backup into it).
+**   attach NAME SCHEMA       ATTACH copy NAME as SCHEMA on the current
+**                            connection: copies that diverge by changes
+**                            made through it.
 **   dbconfig defensive on|off
 **                            SQLITE_DBCONFIG_DEFENSIVE on this connection.
 **   oom                      Prefix of a statement or query record: first
@@ -184,6 +192,8 @@ struct Script {
   Conn *aConn;           /* open connections */
   int nConn;
   int iConn;             /* the current one: always open */
+  char **azCopy;         /* files of the copies "save" made */
+  int nCopy;
   Label *aLabel;         /* labels seen so far */
   int nLabel;
   int hashThreshold;     /* failure reports hash results above this; 0 never */
@@ -663,6 +673,56 @@ static int copyDb(sqlite3 *pTo, const char *zTo, sqlite3 *pFrom,
   if( pBackup==0 ) return sqlite3_errcode(pTo);
   sqlite3_backup_step(pBackup, -1);
   return sqlite3_backup_finish(pBackup);
+}
+
+/* The file of copy zName (made if bMake and not yet known), or NULL. */
+static const char *copyFile(Script *p, const char *zName, int bMake){
+  char *zFile = oom(sqlite3_mprintf("%s.copy-%s", p->zDb, zName));
+  int i;
+  for(i=0; i<p->nCopy; i++){
+    if( strcmp(p->azCopy[i], zFile)==0 ){
+      sqlite3_free(zFile);
+      return p->azCopy[i];
+    }
+  }
+  if( !bMake ){
+    sqlite3_free(zFile);
+    return 0;
+  }
+  p->azCopy = safeRealloc(p->azCopy, sizeof(char*)*(p->nCopy+1));
+  p->azCopy[p->nCopy++] = zFile;
+  return zFile;
+}
+
+/*
+** The records save NAME, restore NAME and attach NAME SCHEMA: copies of
+** the database that other records restore or attach.
+*/
+static int doCopy(Script *p, int iLine, char **az){
+  const char *zFile = copyFile(p, az[1], strcmp(az[0], "save")==0);
+  sqlite3 *db = currentDb(p), *pCopy = 0;
+  int rc;
+  if( zFile==0 ){
+    fail(p, iLine, "no copy named %s (make it with save)", az[1]);
+    return REC_NEXT;
+  }
+  if( strcmp(az[0], "attach")==0 ){
+    char *zSql = oom(sqlite3_mprintf("ATTACH %Q AS \"%w\"", zFile, az[2]));
+    rc = sqlite3_exec(db, zSql, 0, 0, 0);
+    sqlite3_free(zSql);
+  }else{
+    rc = sqlite3_open_v2(zFile, &pCopy,
+                         SQLITE_OPEN_READWRITE|SQLITE_OPEN_CREATE, 0);
+    if( rc==SQLITE_OK ){
+      rc = strcmp(az[0], "save")==0 ? copyDb(pCopy, "main", db, "main")
+                                    : copyDb(db, "main", pCopy, "main");
+    }
+    sqlite3_close(pCopy);
+  }
+  if( rc!=SQLITE_OK ){
+    fail(p, iLine, "%s %s failed: %s", az[0], az[1], sqlite3_errmsg(db));
+  }
+  return REC_NEXT;
 }
 
 /*
@@ -1382,6 +1442,12 @@ static int runRecord(Script *p, Line *a, int n){
   }else if( strcmp(az[0], "reopen")==0 ){
     if( !controlOk(p, a, n, nTok==1, "reopen") ) return REC_STOP;
     if( !bSkip ) return reopen(p, a->iLine);
+  }else if( strcmp(az[0], "save")==0 || strcmp(az[0], "restore")==0 ){
+    if( !controlOk(p, a, n, nTok==2, "save|restore NAME") ) return REC_STOP;
+    if( !bSkip ) return doCopy(p, a->iLine, az);
+  }else if( strcmp(az[0], "attach")==0 ){
+    if( !controlOk(p, a, n, nTok==3, "attach NAME SCHEMA") ) return REC_STOP;
+    if( !bSkip ) return doCopy(p, a->iLine, az);
   }else if( strcmp(az[0], "dbconfig")==0 ){
     int bOn = nTok==3 && strcmp(az[2], "on")==0;
     if( !controlOk(p, a, n, nTok==3 && strcmp(az[1], "defensive")==0
@@ -1430,6 +1496,11 @@ static void runFile(const char *zFile, const char *zDb){
   }
   closeAll(&s, 0);
   deleteDb(zDb);
+  for(i=0; i<s.nCopy; i++){
+    deleteDb(s.azCopy[i]);
+    sqlite3_free(s.azCopy[i]);
+  }
+  sqlite3_free(s.azCopy);
 
   for(i=0; i<s.nLabel; i++) sqlite3_free(s.aLabel[i].zName);
   sqlite3_free(s.aLabel);
