@@ -2,14 +2,15 @@
 ** ring_cache.c: a small least-recently-used cache of built rings, keyed by
 ** bytes. The connection keeps two (spec.c): built rings by table and
 ** version, and specs resolved to rings. Each entry holds one reference to
-** its ring; what makes an entry still valid (a tag, a table's stamp) is
-** for the caller to check.
+** its ring (and a statement of the caller's, finalized with it); what makes
+** an entry still valid (a tag, a table's stamp) is for the caller to check.
 */
 #include <string.h>
 
 #include "sqlite_layer.h"
 
 void ring_cache_entry_clear(ring_cache_entry *e){
+  sqlite3_finalize(e->pCheck);
   sqlite3_free(e->zKey);
   spec_table_free(&e->where);
   ring_release(e->ring);

@@ -48,8 +48,13 @@
 
 #define FAST_CACHE_SIZE 8
 
+#define KEEP_NOT_YET 0     /* no statement kept: close_hook.c's table is */
+#define KEEP_ON      1     /* not connected yet, connected, or was and */
+#define KEEP_ENDED   2     /* is no more (conn_keep_statements) */
+
 struct chash_conn {
   sqlite3 *db;
+  int eKeep;               /* KEEP_*: may statements be kept */
   ring_cache built;        /* built rings, by "schema.name[@version]" or
                            ** "json:..."; tag: the stamp or creation tag */
   ring_cache resolved;     /* specs resolved to rings in main or temp, with
@@ -69,6 +74,18 @@ chash_conn *conn_new(sqlite3 *db){
     conn->resolved.n = FAST_CACHE_SIZE;
   }
   return conn;
+}
+
+void conn_keep_statements(chash_conn *conn, int bKeep){
+  if( bKeep ){
+    if( conn->eKeep==KEEP_NOT_YET ) conn->eKeep = KEEP_ON;
+    return;
+  }
+  conn->eKeep = KEEP_ENDED;
+  for(int i=0; i<conn->resolved.n; i++){
+    sqlite3_finalize(conn->resolved.a[i].pCheck);
+    conn->resolved.a[i].pCheck = NULL;
+  }
 }
 
 void conn_free(void *pConn){
@@ -459,18 +476,36 @@ int spec_arg_read(sqlite3_value *pSpec, const char *zFunc, spec_arg *a,
 
 /* ------------------------------------------------ resolved specs */
 
-/* A spec's key in the resolved cache: its type, then its text or value. */
-static int spec_arg_key(const spec_arg *a, char **pzKey){
+/* Room for most specs' keys on the stack (longer ones are allocated). */
+#define SPEC_KEY_ROOM 128
+
+/*
+** A spec's key in the resolved cache: its type, then its text or value.
+** Written to zRoom (SPEC_KEY_ROOM bytes) if it fits, else to memory the
+** caller frees when *pzKey is not zRoom. Its length, or -1 if out of memory.
+*/
+static int spec_arg_key(const spec_arg *a, char *zRoom, char **pzKey){
+  int n;
+  *pzKey = zRoom;
   if( a->eType==SQLITE_TEXT ){
-    *pzKey = sqlite3_malloc64(a->n+1);
-    if( *pzKey==NULL ) return -1;
+    n = a->n+1;
+    if( n>SPEC_KEY_ROOM ){
+      *pzKey = sqlite3_malloc64(n);
+      if( *pzKey==NULL ) return -1;
+    }
     (*pzKey)[0] = 't';
     memcpy(*pzKey+1, a->z, a->n);
-    return a->n+1;
+    return n;
   }
-  *pzKey = a->eType==SQLITE_INTEGER ? sqlite3_mprintf("i%lld", (long long)a->i)
-                                    : sqlite3_mprintf("d");
-  return *pzKey ? (int)strlen(*pzKey) : -1;
+  if( a->eType==SQLITE_INTEGER ){
+    return snprintf(zRoom, SPEC_KEY_ROOM, "i%lld", (long long)a->i);
+  }
+  zRoom[0] = 'd';
+  return 1;
+}
+
+static void spec_arg_key_free(char *zKey, const char *zRoom){
+  if( zKey!=zRoom ) sqlite3_free(zKey);
 }
 
 /* What could change which table a spec names, or the table without
@@ -484,6 +519,27 @@ static void token_read(sqlite3 *db, int64_t *pnChange, int *pnDb){
 }
 
 /*
+** Does the table of resolved entry e still have the stamp it was resolved
+** at, with no table of temp hiding it? The query is kept with the entry
+** while the connection may keep statements (spec.c's top).
+*/
+static int fast_stamp_holds(chash_conn *conn, ring_cache_entry *e){
+  sqlite3 *db = conn->db;
+  const spec_table *w = &e->where;
+  if( e->pCheck==NULL && conn->eKeep==KEEP_NOT_YET ) close_hook_connect(db);
+  if( e->pCheck==NULL && conn->eKeep==KEEP_ON ){
+    /* Whether it looks in temp is fixed now: temp, once open, stays open,
+    ** and it is open whenever the spec could be hidden (a spec without a
+    ** schema was looked up there first). */
+    int bHidable = strcmp(w->zSchema, "main")==0
+                && sqlite3_db_filename(db, "temp")!=NULL;
+    store_stamp_prepare(db, w->zSchema, w->zName, bHidable, &e->pCheck);
+  }
+  if( e->pCheck ) return store_stamp_check(e->pCheck, w->stamp);
+  return store_stamp_holds(db, w->zSchema, w->zName, w->stamp);
+}
+
+/*
 ** The ring spec a resolved to last time, as a new reference in *ppRing
 ** (and its table in *pWhere, if given), if nothing can have changed it
 ** since: 1. Otherwise 0, and the caller resolves it with queries.
@@ -491,18 +547,16 @@ static void token_read(sqlite3 *db, int64_t *pnChange, int *pnDb){
 static int fast_get(chash_conn *conn, const spec_arg *a, ring **ppRing,
                     spec_table *pWhere){
   sqlite3 *db = conn->db;
-  char *zKey;
-  int nKey = spec_arg_key(a, &zKey);
+  char zRoom[SPEC_KEY_ROOM], *zKey;
+  int nKey = spec_arg_key(a, zRoom, &zKey);
   if( nKey<0 ) return 0;
   ring_cache_entry *e = ring_cache_find(&conn->resolved, zKey, nKey);
-  sqlite3_free(zKey);
+  spec_arg_key_free(zKey, zRoom);
   if( e==NULL ) return 0;
   int64_t nChange;
   int nDb;
   token_read(db, &nChange, &nDb);
-  if( nChange!=e->nChange || nDb!=e->nDb
-   || !store_stamp_holds(db, e->where.zSchema, e->where.zName,
-                         e->where.stamp) ){
+  if( nChange!=e->nChange || nDb!=e->nDb || !fast_stamp_holds(conn, e) ){
     return 0;
   }
   if( pWhere && where_set(pWhere, e->where.zSchema, e->where.zName,
@@ -530,11 +584,11 @@ static void fast_put(chash_conn *conn, const spec_arg *a, ring *r,
   if( a->eType!=SQLITE_TEXT && fresh.nDb>2 ) return;
   int64_t nChange = fresh.nChange;
   int nDb = fresh.nDb;
-  char *zKey;
-  int nKey = spec_arg_key(a, &zKey);
+  char zRoom[SPEC_KEY_ROOM], *zKey;
+  int nKey = spec_arg_key(a, zRoom, &zKey);
   if( nKey<0 ) return;
   int rc = ring_cache_entry_init(&fresh, zKey, nKey, r);
-  sqlite3_free(zKey);
+  spec_arg_key_free(zKey, zRoom);
   if( rc!=SQLITE_OK ) return;
   if( where_set(&fresh.where, pWhere->zSchema, pWhere->zName,
                 pWhere->stamp)!=SQLITE_OK ){

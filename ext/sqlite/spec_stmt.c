@@ -16,30 +16,40 @@
 
 #define STMT_CACHE_MAX    256      /* distinct specs in one statement */
 #define STMT_CACHE_AUXID  (-0x6368) /* auxdata slot of the statement cache */
+#define STMT_FIRST_SPECS  2        /* entries in the cache's own allocation */
+#define STMT_SHORT_SPEC   48       /* spec bytes an entry holds itself */
 
 typedef struct stmt_entry {
   int eType;               /* SQLITE_TEXT, SQLITE_INTEGER, or SQLITE_NULL
                            ** for an omitted spec */
-  char *zSpec;             /* text of a TEXT spec */
-  int nSpec;
+  int nSpec;               /* bytes of a TEXT spec: in zShort if they fit, */
+  char *zLong;             /* else here */
+  char zShort[STMT_SHORT_SPEC];
   int64_t iSpec;           /* value of an INTEGER spec */
   ring *ring;              /* one reference held */
   unsigned argMask;        /* arguments spec_ring_at offered it to */
 } stmt_entry;
 
+/* One allocation for a statement's first specs (a one-row statement pays
+** for one malloc and one free); more go to an array of their own. */
 typedef struct stmt_cache {
   int n, nAlloc;
   int iLast;               /* the entry found last: checked first */
-  stmt_entry *a;
+  stmt_entry *a;           /* aFirst, or an allocated array */
+  stmt_entry aFirst[STMT_FIRST_SPECS];
 } stmt_cache;
+
+static const char *entry_spec(const stmt_entry *e){
+  return e->nSpec<=STMT_SHORT_SPEC ? e->zShort : e->zLong;
+}
 
 static void stmt_cache_free(void *p){
   stmt_cache *sc = p;
   for(int i=0; i<sc->n; i++){
-    sqlite3_free(sc->a[i].zSpec);
+    sqlite3_free(sc->a[i].zLong);
     ring_release(sc->a[i].ring);
   }
-  sqlite3_free(sc->a);
+  if( sc->a!=sc->aFirst ) sqlite3_free(sc->a);
   sqlite3_free(sc);
 }
 
@@ -53,7 +63,7 @@ static int spec_arg_is(const spec_arg *a, int eType, const char *z, int n,
 }
 
 static int entry_matches(const stmt_entry *e, const spec_arg *a){
-  return spec_arg_is(a, e->eType, e->zSpec, e->nSpec, e->iSpec);
+  return spec_arg_is(a, e->eType, entry_spec(e), e->nSpec, e->iSpec);
 }
 
 /* Set the error rc (message zErr, which is freed) on ctx. The code is
@@ -112,28 +122,37 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
   if( sc==NULL ){
     sc = sqlite3_malloc64(sizeof(*sc));
     if( sc==NULL ) goto nomem;
-    memset(sc, 0, sizeof(*sc));
+    sc->n = sc->iLast = 0;
+    sc->a = sc->aFirst;
+    sc->nAlloc = STMT_FIRST_SPECS;
     sqlite3_set_auxdata(ctx, STMT_CACHE_AUXID, sc, stmt_cache_free);
     if( sqlite3_get_auxdata(ctx, STMT_CACHE_AUXID)!=sc ) goto nomem;
   }
   if( sc->n==sc->nAlloc ){
-    int nNew = sc->nAlloc ? sc->nAlloc*2 : 4;
-    stmt_entry *aNew = sqlite3_realloc64(sc->a, sizeof(stmt_entry)*nNew);
+    int nNew = sc->nAlloc*2;
+    stmt_entry *aNew = sqlite3_malloc64(sizeof(stmt_entry)*nNew);
     if( aNew==NULL ) goto nomem;
+    memcpy(aNew, sc->a, sizeof(stmt_entry)*sc->n);
+    if( sc->a!=sc->aFirst ) sqlite3_free(sc->a);
     sc->a = aNew;
     sc->nAlloc = nNew;
   }
   stmt_entry *e = &sc->a[sc->n];
-  memset(e, 0, sizeof(*e));
+  e->zLong = NULL;
+  e->nSpec = 0;
   if( a.eType==SQLITE_TEXT ){
-    e->zSpec = sqlite3_malloc64(a.n ? a.n : 1);
-    if( e->zSpec==NULL ) goto nomem;
-    memcpy(e->zSpec, a.z, a.n);
+    char *z = e->zShort;
+    if( a.n>STMT_SHORT_SPEC ){
+      z = e->zLong = sqlite3_malloc64(a.n);
+      if( z==NULL ) goto nomem;
+    }
+    memcpy(z, a.z, a.n);
   }
   e->eType = a.eType;
   e->nSpec = a.n;
   e->iSpec = a.i;
   e->ring = r;
+  e->argMask = 0;
   sc->iLast = sc->n++;
   *ppEntry = e;
   return r;

@@ -9,6 +9,7 @@
 **   json_spec.c  inline JSON ring specs -> options and nodes
 **   ring_cache.c the connection's caches of built rings (one LRU)
 **   spec.c       ring specs -> ring snapshots, through those caches
+**   close_hook.c the kept statements finalized as the connection closes
 **   vtab.c       the chash virtual table
 **   check.c      ch_check and xIntegrity: the shadow tables' check
 **   funcs.c      the SQL functions
@@ -135,6 +136,16 @@ int store_current_version(sqlite3 *db, const char *zSchema,
 int store_stamp_holds(sqlite3 *db, const char *zSchema, const char *zName,
                       int64_t stamp);
 
+/*
+** The same query prepared to be kept and run again (store_stamp_check):
+** zName must outlive it. bHidable: a ring in main with temp open, so the
+** query checks that no table of temp hides it (a table made in temp later
+** makes SQLite prepare the statement again, with the same text).
+*/
+int store_stamp_prepare(sqlite3 *db, const char *zSchema, const char *zName,
+                        int bHidable, sqlite3_stmt **ppStmt);
+int store_stamp_check(sqlite3_stmt *pStmt, int64_t stamp);
+
 /* A statement over the change log of zSchema.zName up to version
 ** iMaxEpoch, in the order of the changes: columns epoch, op, node, weight,
 ** old.
@@ -238,6 +249,8 @@ typedef struct ring_cache_entry {
   spec_table where;        /* the caller's: the table the ring is of */
   int64_t nChange;         /* the caller's: state when it was cached */
   int nDb;
+  sqlite3_stmt *pCheck;    /* the caller's: a kept statement, finalized
+                           ** with the entry */
   uint64_t last_use;
 } ring_cache_entry;
 
@@ -269,6 +282,20 @@ typedef struct chash_conn chash_conn;
 
 chash_conn *conn_new(sqlite3 *db);
 void conn_free(void *pConn);
+
+/*
+** Whether the connection may keep prepared statements between SQL
+** statements: from when close_hook.c's table is connected (bKeep 1) until
+** it is disconnected (bKeep 0), which finalizes every kept statement and
+** ends keeping them.
+*/
+void conn_keep_statements(chash_conn *conn, int bKeep);
+
+/* ----------------------------------------------------------- close_hook.c */
+
+int close_hook_register(sqlite3 *db, chash_conn *conn);
+/* Connect the hook's table (conn_keep_statements(conn, 1) if it works). */
+void close_hook_connect(sqlite3 *db);
 
 /*
 ** The ring named by the spec pSpec (NULL: the argument is omitted, so the

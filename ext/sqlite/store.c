@@ -232,23 +232,47 @@ int store_current_version(sqlite3 *db, const char *zSchema,
   return rc;
 }
 
+/* The stamp query of zSchema.zName; flags: the chash_prepare_fmt ones. */
+static int stamp_prepare(sqlite3 *db, const char *zSchema, const char *zName,
+                         int bHidable, unsigned flags, sqlite3_stmt **ppStmt){
+  /* A table of temp hides one of the same name in main. */
+  int rc = chash_prepare_fmt(db, ppStmt, flags,
+             "SELECT value FROM \"%w\".\"%w_config\" WHERE key='stamp'%s",
+             zSchema, zName, bHidable
+             ? " AND NOT EXISTS (SELECT 1 FROM temp.sqlite_schema"
+               " WHERE type='table' AND name=?1 COLLATE NOCASE)" : "");
+  if( rc==SQLITE_OK && bHidable ){
+    rc = sqlite3_bind_text(*ppStmt, 1, zName, -1, SQLITE_STATIC);
+  }
+  if( rc!=SQLITE_OK ){
+    sqlite3_finalize(*ppStmt);
+    *ppStmt = NULL;
+  }
+  return rc;
+}
+
+int store_stamp_check(sqlite3_stmt *pStmt, int64_t stamp){
+  int bHolds = sqlite3_step(pStmt)==SQLITE_ROW
+            && sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER
+            && sqlite3_column_int64(pStmt, 0)==stamp;
+  sqlite3_reset(pStmt);
+  return bHolds;
+}
+
+int store_stamp_prepare(sqlite3 *db, const char *zSchema, const char *zName,
+                        int bHidable, sqlite3_stmt **ppStmt){
+  return stamp_prepare(db, zSchema, zName, bHidable,
+                       SQLITE_PREPARE_PERSISTENT, ppStmt);
+}
+
 int store_stamp_holds(sqlite3 *db, const char *zSchema, const char *zName,
                       int64_t stamp){
-  /* A table of temp hides one of the same name in main. */
   int bHidable = strcmp(zSchema, "main")==0
               && sqlite3_db_filename(db, "temp")!=NULL;
   sqlite3_stmt *pStmt = NULL;
-  int bHolds = chash_prepare_fmt(db, &pStmt, 0,
-                 "SELECT value FROM \"%w\".\"%w_config\" WHERE key='stamp'%s",
-                 zSchema, zName, bHidable
-                 ? " AND NOT EXISTS (SELECT 1 FROM temp.sqlite_schema"
-                   " WHERE type='table' AND name=?1 COLLATE NOCASE)" : "")
+  int bHolds = stamp_prepare(db, zSchema, zName, bHidable, 0, &pStmt)
                  ==SQLITE_OK
-            && sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC)
-                 !=SQLITE_NOMEM
-            && sqlite3_step(pStmt)==SQLITE_ROW
-            && sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER
-            && sqlite3_column_int64(pStmt, 0)==stamp;
+            && store_stamp_check(pStmt, stamp);
   sqlite3_finalize(pStmt);
   return bHolds;
 }
