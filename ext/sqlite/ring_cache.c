@@ -45,7 +45,7 @@ void ring_cache_put(ring_cache *c, ring_cache_entry *pNew){
   }
   ring_cache_entry_clear(pSlot);
   *pSlot = *pNew;
-  pSlot->last_use = ++c->clock;
+  pSlot->born = pSlot->last_use = ++c->clock;
   memset(pNew, 0, sizeof(*pNew));
 }
 

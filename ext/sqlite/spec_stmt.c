@@ -35,6 +35,7 @@ typedef struct stmt_entry {
 typedef struct stmt_cache {
   int n, nAlloc;
   int iLast;               /* the entry found last: checked first */
+  spec_checked checked;    /* the statement's last check of a stamp */
   stmt_entry *a;           /* aFirst, or an allocated array */
   stmt_entry aFirst[STMT_FIRST_SPECS];
 } stmt_cache;
@@ -112,7 +113,10 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
   }
 
   ring *r;
-  rc = spec_arg_resolve(sqlite3_user_data(ctx), &a, zFunc, &r, NULL, &zErr);
+  spec_checked none = { NULL, 0, 0 };
+  spec_checked *pChecked = sc ? &sc->checked : &none;
+  rc = spec_arg_resolve(sqlite3_user_data(ctx), &a, zFunc, &r, NULL, pChecked,
+                        &zErr);
   if( rc!=SQLITE_OK ){
     spec_result_error(ctx, rc, zErr);
     return NULL;
@@ -123,6 +127,7 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
     sc = sqlite3_malloc64(sizeof(*sc));
     if( sc==NULL ) goto nomem;
     sc->n = sc->iLast = 0;
+    sc->checked = none;
     sc->a = sc->aFirst;
     sc->nAlloc = STMT_FIRST_SPECS;
     sqlite3_set_auxdata(ctx, STMT_CACHE_AUXID, sc, stmt_cache_free);

@@ -249,6 +249,7 @@ typedef struct ring_cache_entry {
   spec_table where;        /* the caller's: the table the ring is of */
   int64_t nChange;         /* the caller's: state when it was cached */
   int nDb;
+  uint64_t born;           /* the clock when it was put: which entry it is */
   sqlite3_stmt *pCheck;    /* the caller's: a kept statement, finalized
                            ** with the entry */
   uint64_t last_use;
@@ -337,10 +338,25 @@ typedef struct spec_arg {
 int spec_arg_read(sqlite3_value *pSpec, const char *zFunc, spec_arg *a,
                   char **pzErr);
 
+/*
+** The last check of a remembered spec's stamp in one SQL statement. Another
+** spec of the same table resolved later in that statement (ch_moved's
+** second) needs no query of its own while the connection's change count is
+** the same: nothing else runs in between but the statement itself, and
+** then both rings are of one moment.
+*/
+typedef struct spec_checked {
+  const ring_cache_entry *e;   /* the entry checked, or NULL */
+  uint64_t born;               /* e->born then: e is still that entry */
+  int64_t nChange;             /* the connection's change count then */
+} spec_checked;
+
 /* Resolve a read spec to a new ring reference; errors are prefixed with
-** zFunc into *pzErr (none for SQLITE_NOMEM). */
+** zFunc into *pzErr (none for SQLITE_NOMEM). pChecked (may be NULL): the
+** statement's last check, used and updated. */
 int spec_arg_resolve(chash_conn *conn, const spec_arg *a, const char *zFunc,
-                     ring **ppRing, spec_table *pWhere, char **pzErr);
+                     ring **ppRing, spec_table *pWhere,
+                     spec_checked *pChecked, char **pzErr);
 
 /* The current ring of table zSchema.zName (for the table's own columns);
 ** the caller releases it. */
