@@ -180,6 +180,7 @@ test: deps $(LOADABLE) build/runner build/ring_test build/algos_test build/ring_
 	build/runner --ext ./$(LOADABLE) tests/sql/*.test tests/gen/*.test
 	tests/harness/migration.sh ./$(LOADABLE)
 	/usr/bin/python3 tests/harness/deserialize.py ./$(LOADABLE)
+	/usr/bin/python3 tests/harness/commit_work.py ./$(LOADABLE)
 
 # The generated files: the .test files of tests/gen/, and the generated
 # regions of docs and tests (the lists of algorithms, hashes and options,

@@ -166,16 +166,19 @@ static int envoy_check_options(ring_config *cfg, unsigned set, char *zErr,
   return 0;
 }
 
+/* The commit check reads the sum of the weights. */
+static unsigned envoy_commit_needs(const ring_config *cfg){
+  (void)cfg;
+  return RING_COMMIT_TOTALS;
+}
+
 /* Envoy refuses a host set whose weights sum past 32 bits. Checked when a
 ** ring table's transaction commits (the ring builds either way: the sum is
 ** exact in double precision). */
-static int envoy_check_commit(const ring_config *cfg,
-                              const ring_input *aBefore, uint32_t nBefore,
-                              const ring_input *aAfter, uint32_t nAfter,
+static int envoy_check_commit(const ring_config *cfg, const ring_commit *c,
                               char *zErr, size_t nErr){
-  (void)cfg; (void)aBefore; (void)nBefore;
-  double sum = 0.0;
-  for(uint32_t k=0; k<nAfter; k++) sum += aAfter[k].weight;
+  (void)cfg;
+  double sum = c->weight_sum;
   if( sum>ENVOY_MAX_WEIGHT_SUM ){
     snprintf(zErr, nErr, "algorithm envoy_ring: the weights sum to %.0f; "
              "Envoy's limit is 4294967295", sum);
@@ -196,6 +199,7 @@ const ring_algo algo_envoy_ring = {
   .build = envoy_build,
   .node_positions = envoy_node_positions,
   .check_commit = envoy_check_commit,
+  .commit_needs = envoy_commit_needs,
   .doc = {
     .summary = "Envoy's ring hash load balancer",
     .reproduces = "an Envoy (Istio) ring hash cluster",

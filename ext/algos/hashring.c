@@ -116,6 +116,7 @@ const ring_algo algo_hashring = {
   .build = hashring_build,
   .node_positions = hashring_node_positions,
   .check_commit = ring_check_counts_round,
+  .commit_needs = ring_counts_round_needs,
   .doc = {
     .summary = "the npm `hashring` and `memcached` packages",
     .reproduces = "an npm hashring/memcached client",

@@ -56,25 +56,13 @@ static const char *jump_check_weight(const ring_config *cfg, double w){
 ** not at each removal, so that one transaction (or one DELETE, which
 ** removes in id order) can remove several of the last nodes, or all: every
 ** node of the committed version that is gone must have joined after every
-** one that stays.
+** one that stays, that is after the last that stays.
 */
-static int jump_check_commit(const ring_config *cfg,
-                             const ring_input *aBefore, uint32_t nBefore,
-                             const ring_input *aAfter, uint32_t nAfter,
+static int jump_check_commit(const ring_config *cfg, const ring_commit *c,
                              char *zErr, size_t nErr){
   (void)cfg;
-  /* Both lists are in join order, so their ids ascend: walk them together
-  ** to find the last node that stays and the first that left. */
-  const ring_input *pLastKept = NULL, *pFirstGone = NULL;
-  uint32_t a = 0;
-  for(uint32_t b=0; b<nBefore; b++){
-    while( a<nAfter && aAfter[a].id<aBefore[b].id ) a++;
-    if( a<nAfter && aAfter[a].id==aBefore[b].id ){
-      pLastKept = &aAfter[a];            /* its name now (renames) */
-    }else if( pFirstGone==NULL ){
-      pFirstGone = &aBefore[b];
-    }
-  }
+  const ring_input *pFirstGone = c->n_gone ? &c->gone[0] : NULL;
+  const ring_input *pLastKept = c->last_kept;
   if( pFirstGone && pLastKept && pFirstGone->id<pLastKept->id ){
     char zGone[160], zKept[160];
     ring_quote_name(zGone, sizeof(zGone), pFirstGone->name,

@@ -128,6 +128,7 @@ const ring_algo algo_ketama = {
   .build = ketama_build,
   .node_positions = ketama_node_positions,
   .check_commit = ring_check_counts_round,
+  .commit_needs = ring_counts_round_needs,
   .doc = {
     .summary = "twemproxy's and libmemcached's ring",
     .reproduces = "a twemproxy pool (with its `hash_tag`), a libmemcached "

@@ -146,13 +146,18 @@ static int redis_check_options(ring_config *cfg, unsigned set, char *zErr,
   return 0;
 }
 
+/* The commit check reads the node count. */
+static unsigned redis_commit_needs(const ring_config *cfg){
+  (void)cfg;
+  return RING_COMMIT_TOTALS;
+}
+
 /* Counts whose split runs past the last slot are refused at commit, so a
 ** transaction may pass through one on its way to another count. */
-static int redis_check_commit(const ring_config *cfg,
-                              const ring_input *aBefore, uint32_t nBefore,
-                              const ring_input *aAfter, uint32_t nAfter,
+static int redis_check_commit(const ring_config *cfg, const ring_commit *c,
                               char *zErr, size_t nErr){
-  (void)cfg; (void)aBefore; (void)nBefore; (void)aAfter;
+  (void)cfg;
+  uint32_t nAfter = c->n_nodes;
   if( nAfter==0 ) return RING_OK;
   uint32_t *aLast = ring_alloc(sizeof(uint32_t) * nAfter);
   if( aLast==NULL ) return RING_NOMEM;
@@ -178,6 +183,7 @@ const ring_algo algo_redis_cluster = {
   .key_bits = 14,
   .node_positions = redis_node_positions,
   .check_commit = redis_check_commit,
+  .commit_needs = redis_commit_needs,
   .doc = {
     .summary = "the masters of a Redis Cluster made by `redis-cli --cluster "
                "create`",

@@ -153,16 +153,20 @@ struct ring_algo {
   double (*score)(const ring *r, uint32_t n, uint64_t pos);
 
   /*
-  ** Checked when a transaction that changed a ring table commits: before
-  ** is the last committed version's nodes, after the nodes now, both in
-  ** join order (with their ids). RING_OK; RING_INVALID with a message in
+  ** Checked when a transaction that changed a ring table commits (and by
+  ** ch_check for every committed version): c says what the transaction
+  ** changed (ring.h, ring_commit). RING_OK; RING_INVALID with a message in
   ** zErr, and the commit fails; RING_NOMEM. NULL function: every change
-  ** commits.
+  ** commits. ch_check does not build every version: for a version whose
+  ** nodes pass the core's checks (names, weights, limits), this check is
+  ** what tells whether it builds, so it fails wherever build would.
   */
-  int (*check_commit)(const ring_config *cfg,
-                      const ring_input *aBefore, uint32_t nBefore,
-                      const ring_input *aAfter, uint32_t nAfter,
+  int (*check_commit)(const ring_config *cfg, const ring_commit *c,
                       char *zErr, size_t nErr);
+
+  /* What check_commit reads of its ring_commit beyond gone and last_kept
+  ** under cfg: RING_COMMIT_* bits. NULL function: nothing more. */
+  unsigned (*commit_needs)(const ring_config *cfg);
 };
 
 /* The position of a key's n bytes under cfg: the part the hash_tag option
@@ -270,13 +274,12 @@ uint32_t ring_point_at(const ring *r, uint64_t pos);
 ** small vnodes can round down to 0 for every node (ketama's and
 ** hashring's 4 points per digest: vnodes 4 with 41 or 49 nodes of equal
 ** weight gives a ring without a point, which could place nothing). With
-** vnodes under 8 it builds the ring of aAfter (a digest per node at most)
-** and fails the commit as the build does; from 8 on the counts cannot all
-** be 0.
+** vnodes under 8 it builds the ring of the nodes after the commit (a
+** digest per node at most; ring_counts_round_needs asks for them) and fails
+** the commit as the build does; from 8 on the counts cannot all be 0.
 */
-int ring_check_counts_round(const ring_config *cfg,
-                            const ring_input *aBefore, uint32_t nBefore,
-                            const ring_input *aAfter, uint32_t nAfter,
+unsigned ring_counts_round_needs(const ring_config *cfg);
+int ring_check_counts_round(const ring_config *cfg, const ring_commit *c,
                             char *zErr, size_t nErr);
 
 /* Allocate r->unit_owners for n units (SLOTS and BUCKETS); r->n_units = n.

@@ -92,23 +92,27 @@ unsigned ring_space_bits(const ring_config *cfg){
   return cfg->algo->key_bits ? cfg->algo->key_bits : hash_space_bits(cfg->hash);
 }
 
-int ring_check_commit(const ring_config *cfg,
-                      const ring_input *aBefore, uint32_t nBefore,
-                      const ring_input *aAfter, uint32_t nAfter,
-                      char *zErr, size_t nErr){
-  if( cfg->algo->check_commit==NULL ) return RING_OK;
-  return cfg->algo->check_commit(cfg, aBefore, nBefore, aAfter, nAfter, zErr,
-                                 nErr);
+unsigned ring_commit_needs(const ring_config *cfg){
+  const ring_algo *a = cfg->algo;
+  if( a->check_commit==NULL || a->commit_needs==NULL ) return 0;
+  return a->commit_needs(cfg);
 }
 
-int ring_check_counts_round(const ring_config *cfg,
-                            const ring_input *aBefore, uint32_t nBefore,
-                            const ring_input *aAfter, uint32_t nAfter,
+int ring_check_commit(const ring_config *cfg, const ring_commit *c,
+                      char *zErr, size_t nErr){
+  if( cfg->algo->check_commit==NULL ) return RING_OK;
+  return cfg->algo->check_commit(cfg, c, zErr, nErr);
+}
+
+unsigned ring_counts_round_needs(const ring_config *cfg){
+  return cfg->vnodes<8 ? RING_COMMIT_NODES : 0;
+}
+
+int ring_check_counts_round(const ring_config *cfg, const ring_commit *c,
                             char *zErr, size_t nErr){
-  (void)aBefore; (void)nBefore;
   if( cfg->vnodes>=8 ) return RING_OK;
   ring *r = NULL;
-  int rc = ring_build(cfg, aAfter, nAfter, &r, zErr, nErr);
+  int rc = ring_build(cfg, c->nodes, c->n_nodes, &r, zErr, nErr);
   ring_release(r);
   return rc;
 }

@@ -176,14 +176,39 @@ int ring_lists_units(const ring *r);
 unsigned ring_space_bits(const ring_config *cfg);
 
 /*
-** The algorithm's check of a commit (algo.h, check_commit): before and
-** after are the nodes of the last committed version and of now, in join
-** order. RING_OK if it commits; RING_INVALID with a message in zErr;
-** RING_NOMEM.
+** A transaction's change to a ring table, as the algorithm's commit check
+** sees it (algo.h, check_commit): what changed, not the whole ring, so that
+** a check costs what the change does, however long the history and however
+** big the ring. The committed version is the last one before the change.
+** The parts marked with a RING_COMMIT_* bit are filled in only when the
+** algorithm's commit_needs asks for them (they cost a read of every node).
 */
-int ring_check_commit(const ring_config *cfg,
-                      const ring_input *aBefore, uint32_t nBefore,
-                      const ring_input *aAfter, uint32_t nAfter,
+typedef struct ring_commit {
+  const ring_input *gone;       /* the committed version's nodes that are
+                                ** gone, ascending id, named as they were */
+  uint32_t n_gone;
+  const ring_input *last_kept;  /* of the committed version's nodes that
+                                ** stay, the one with the highest id, as it
+                                ** is now; NULL if none stays */
+  uint32_t n_nodes;             /* TOTALS or NODES: the nodes after it */
+  double weight_sum;            /* TOTALS or NODES: the sum of their
+                                ** weights (exact for whole weights) */
+  const ring_input *nodes;      /* NODES: every node after it, in join
+                                ** order (ascending id) */
+} ring_commit;
+
+#define RING_COMMIT_TOTALS 0x01
+#define RING_COMMIT_NODES  0x02
+
+/* What cfg's commit check reads beyond gone and last_kept: RING_COMMIT_*
+** bits (0 for an algorithm without one). */
+unsigned ring_commit_needs(const ring_config *cfg);
+
+/*
+** The algorithm's check of a commit (algo.h, check_commit). RING_OK if it
+** commits; RING_INVALID with a message in zErr; RING_NOMEM.
+*/
+int ring_check_commit(const ring_config *cfg, const ring_commit *c,
                       char *zErr, size_t nErr);
 
 /*

@@ -24,8 +24,14 @@
 **
 ** It never stops at the first problem: each line names the shadow table
 ** (or the version) and what is wrong. The cost is a read of the three
-** tables plus one build per version (each reusing the last), so it grows
-** with versions x nodes; PRAGMA quick_check skips the builds.
+** tables, once, and one build: the replay keeps what the core's checks of
+** a build look at (names, duplicates, weights, the limits) as counts that
+** each row updates, and checks each version's commit rule from what the
+** version changed, as a commit does; a version is built only where the
+** counts say it fails (for the build's own message), and the last one
+** always. So it grows with the history plus the nodes, not versions x
+** nodes (but for an algorithm whose commit rule reads every node, ketama
+** and hashring with vnodes under 8). PRAGMA quick_check skips the versions.
 **
 ** Longer than most files here (about 680 lines) because it is one list of
 ** checks, table by table, each a few lines; split, a reader would have to
@@ -33,6 +39,7 @@
 */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sqlite_layer.h"
@@ -55,13 +62,21 @@ typedef struct check_state {
 } check_state;
 
 /* A node of the history replay: its id, name and weight as of the row
-** replayed last, and whether it has been removed. */
+** replayed last, whether it has been removed, and what the version being
+** replayed needs to know of it. */
 typedef struct check_node {
   int64_t id;
   char *zName;
   int nName;
   double weight;
   int bGone;
+  int64_t iAdded;          /* the version that added it */
+  int64_t iChanged;        /* the last version that changed it */
+  char *zWas;              /* its name before that version's first change */
+  int bBadName;            /* its name fails the core's check */
+  int bBadWeight;          /* its weight is not one the algorithm takes */
+  int64_t nPoints;         /* its points, at most RING_MAX_POINTS+1 */
+  int64_t iPrev, iNext;    /* the nodes in the ring before and after it */
 } check_node;
 
 static void check_problem(check_state *k, const char *zFmt, ...){
@@ -320,25 +335,51 @@ static void check_nodes(check_state *k){
 
 /* ----------------------------------------------------------- %_history */
 
-/* The replay of the history: the nodes by id (ids are added in ascending
-** order), and the last version built, for the next. */
+/* How many of the nodes in the ring have each name (names ever seen). */
+typedef struct check_name {
+  char *z;
+  int n;
+  int64_t nLive;
+} check_name;
+
+/*
+** The replay of the history. The nodes by id (ids are added in ascending
+** order), those in the ring linked in id order; what the ring's nodes
+** would fail of the core's checks, kept up to date row by row; and the
+** nodes of the last version that the version being replayed removed.
+** A version is then checked from what it changed, and built only where
+** those counts say the build fails (for its message) and at the end.
+*/
 typedef struct check_replay {
   check_node *aNode;
   int64_t n, nAlloc;
-  ring_input *aPrev;            /* the last version's nodes, in join order */
-  char *zPrevNames;             /* their names, which aPrev points into */
-  uint32_t nPrev;
-  ring *pPrev;                  /* the last version's ring */
-  int bBuild;                   /* build every version */
-  int bBuildFailed;             /* a version did not build: stop building */
+  int64_t iFirst, iLast;        /* the ring's first and last node, or -1 */
+  int bBuild;                   /* check every version */
+  int bBuildFailed;             /* a version did not build: stop checking */
+  /* The ring as replayed so far: */
+  int64_t nLive;                /* nodes */
+  double weightSum;
+  int64_t nBadName, nBadWeight; /* nodes with a bad name, a bad weight */
+  int64_t nDuplicate;           /* nodes named as another one is */
+  int64_t nPoints;              /* their points (core limit) */
+  check_name *aName;            /* open addressing, by name */
+  int64_t nName, nNameAlloc;    /* nNameAlloc: 0 or a power of 2 */
+  ring_input *aGone;            /* nodes of the last version removed since */
+  int64_t nGone, nGoneAlloc;
+  ring_input *aList;            /* the ring's nodes, for a build */
+  int64_t nListAlloc;
 } check_replay;
 
 static void check_replay_free(check_replay *p){
-  for(int64_t i=0; i<p->n; i++) sqlite3_free(p->aNode[i].zName);
+  for(int64_t i=0; i<p->n; i++){
+    sqlite3_free(p->aNode[i].zName);
+    sqlite3_free(p->aNode[i].zWas);
+  }
   sqlite3_free(p->aNode);
-  sqlite3_free(p->aPrev);
-  sqlite3_free(p->zPrevNames);
-  ring_release(p->pPrev);
+  for(int64_t i=0; i<p->nNameAlloc; i++) sqlite3_free(p->aName[i].z);
+  sqlite3_free(p->aName);
+  sqlite3_free(p->aGone);
+  sqlite3_free(p->aList);
 }
 
 /* The replayed node with this id, or NULL. */
@@ -352,47 +393,157 @@ static check_node *check_replay_find(check_replay *p, int64_t id){
   return lo<p->n && p->aNode[lo].id==id ? &p->aNode[lo] : NULL;
 }
 
+/* The slot of name z (n bytes) in p->aName: its entry, or the empty slot
+** where it goes. */
+static check_name *check_name_slot(check_replay *p, const char *z, int n){
+  uint64_t mask = (uint64_t)p->nNameAlloc - 1;
+  uint64_t h = hash_bytes(HASH_XXH3, 0, z, (size_t)n) & mask;
+  for(;;){
+    check_name *e = &p->aName[h];
+    if( e->z==NULL || (e->n==n && memcmp(e->z, z, n)==0) ) return e;
+    h = (h+1) & mask;
+  }
+}
+
+/* One more (d=1) or one fewer (d=-1) node in the ring is named z. */
+static void check_name_count(check_state *k, check_replay *p, const char *z,
+                             int n, int d){
+  if( d>0 && (p->nName+1)*2>p->nNameAlloc ){
+    check_name *aOld = p->aName;
+    int64_t nOld = p->nNameAlloc;
+    int64_t nNew = nOld ? nOld*2 : 64;
+    p->aName = sqlite3_malloc64(sizeof(check_name)*nNew);
+    if( p->aName==NULL ){
+      p->aName = aOld;
+      k->rc = SQLITE_NOMEM;
+      return;
+    }
+    memset(p->aName, 0, sizeof(check_name)*nNew);
+    p->nNameAlloc = nNew;
+    for(int64_t i=0; i<nOld; i++){
+      if( aOld[i].z ) *check_name_slot(p, aOld[i].z, aOld[i].n) = aOld[i];
+    }
+    sqlite3_free(aOld);
+  }
+  check_name *e = check_name_slot(p, z, n);
+  if( e->z==NULL ){
+    if( d<0 ) return;
+    e->z = sqlite3_malloc64(n ? n : 1);
+    if( e->z==NULL ){ k->rc = SQLITE_NOMEM; return; }
+    memcpy(e->z, z, n);
+    e->n = n;
+    p->nName++;
+  }
+  if( d>0 ){
+    if( e->nLive>0 ) p->nDuplicate++;
+    e->nLive++;
+  }else{
+    if( e->nLive>1 ) p->nDuplicate--;
+    e->nLive--;
+  }
+}
+
+/* Node x joins the ring's counts (d=1) or leaves them (d=-1). */
+static void check_node_count(check_state *k, check_replay *p, check_node *x,
+                             int d){
+  if( !p->bBuild ) return;
+  p->nLive += d;
+  p->weightSum += d * x->weight;
+  p->nBadName += d * x->bBadName;
+  p->nBadWeight += d * x->bBadWeight;
+  p->nPoints += d * x->nPoints;
+  check_name_count(k, p, x->zName, x->nName, d);
+}
+
+/* x's name and weight from now on (zName: a copy, which x takes). */
+static void check_node_set(check_state *k, check_node *x, char *zName,
+                           int nName, double w){
+  x->zName = zName;
+  x->nName = nName;
+  x->weight = w;
+  x->bBadName = ring_check_name(zName, nName)!=NULL;
+  int64_t pts = ring_node_points(&k->config, w);
+  x->bBadWeight = pts<0 || ring_check_weight(&k->config, w)!=NULL;
+  x->nPoints = x->bBadWeight ? 0 : pts>RING_MAX_POINTS ? RING_MAX_POINTS+1 : pts;
+}
+
+/* The ring's nodes in join order, into p->aList; their number. */
+static uint32_t check_replay_list(check_state *k, check_replay *p){
+  if( p->nLive>p->nListAlloc ){
+    sqlite3_free(p->aList);
+    p->nListAlloc = p->nLive;
+    p->aList = sqlite3_malloc64(sizeof(ring_input)*p->nListAlloc);
+    if( p->aList==NULL ){
+      p->nListAlloc = 0;
+      k->rc = SQLITE_NOMEM;
+      return 0;
+    }
+  }
+  uint32_t n = 0;
+  for(int64_t i=p->iFirst; i>=0; i=p->aNode[i].iNext){
+    const check_node *x = &p->aNode[i];
+    p->aList[n].name = x->zName;
+    p->aList[n].name_len = (uint32_t)x->nName;
+    p->aList[n].weight = x->weight;
+    p->aList[n].id = x->id;
+    n++;
+  }
+  return n;
+}
+
+static int check_gone_compare(const void *pa, const void *pb){
+  const ring_input *a = pa, *b = pb;
+  return (a->id>b->id) - (a->id<b->id);
+}
+
 /*
-** Version iVersion ends here: build it from the nodes replayed so far
-** (reusing the last version's ring) and, if it was committed, check the
-** algorithm's commit rule against the last version. The nodes are copied
-** (names too), as the next version's renames replace the replay's names.
+** Version iVersion ends here. Build it if the counts say a core check
+** fails (the build's message says which), and at the last version
+** (bLast); if it was committed, check the algorithm's commit rule against
+** the last version, from what this one changed. Either failing is a
+** problem, and stops the checks of later versions.
 */
 static void check_replay_version(check_state *k, check_replay *p,
-                                 int64_t iVersion){
-  if( !p->bBuild || p->bBuildFailed ) return;
-  size_t nBytes = 1;
-  for(int64_t i=0; i<p->n; i++){
-    if( !p->aNode[i].bGone ) nBytes += (size_t)p->aNode[i].nName;
-  }
-  ring_input *aIn = sqlite3_malloc64(sizeof(ring_input)*(p->n ? p->n : 1));
-  char *zNames = sqlite3_malloc64(nBytes);
-  if( aIn==NULL || zNames==NULL ){
-    sqlite3_free(aIn);
-    sqlite3_free(zNames);
-    k->rc = SQLITE_NOMEM;
-    return;
-  }
-  uint32_t nIn = 0;
-  size_t off = 0;
-  for(int64_t i=0; i<p->n; i++){
-    const check_node *x = &p->aNode[i];
-    if( x->bGone ) continue;
-    memcpy(zNames+off, x->zName, x->nName);
-    aIn[nIn].name = zNames+off;
-    aIn[nIn].name_len = (uint32_t)x->nName;
-    aIn[nIn].weight = x->weight;
-    aIn[nIn].id = x->id;
-    off += x->nName;
-    nIn++;
-  }
+                                 int64_t iVersion, int bLast){
+  int64_t nGone = p->nGone;
+  p->nGone = 0;                 /* for the next version */
+  if( !p->bBuild || p->bBuildFailed || k->rc ) return;
   char zMsg[512];
-  ring *r = NULL;
-  int rcRing = ring_build_from(p->pPrev, &k->config, aIn, nIn, &r, zMsg,
-                               sizeof(zMsg));
+  int rcRing = RING_OK;
+  if( bLast || p->nLive>RING_MAX_NODES || p->nBadName || p->nBadWeight
+   || p->nDuplicate || p->nPoints>RING_MAX_POINTS
+   || ring_check_count(&k->config, (uint64_t)p->nLive, zMsg, sizeof(zMsg)) ){
+    uint32_t nIn = check_replay_list(k, p);
+    if( k->rc ) return;
+    ring *r = NULL;
+    rcRing = ring_build(&k->config, p->aList, nIn, &r, zMsg, sizeof(zMsg));
+    ring_release(r);
+  }
   if( rcRing==RING_OK && iVersion<=k->epoch ){
-    rcRing = ring_check_commit(&k->config, p->aPrev, p->nPrev, aIn, nIn,
-                               zMsg, sizeof(zMsg));
+    ring_commit c;
+    memset(&c, 0, sizeof(c));
+    qsort(p->aGone, (size_t)nGone, sizeof(ring_input), check_gone_compare);
+    c.gone = p->aGone;
+    c.n_gone = (uint32_t)nGone;
+    /* The nodes added in this version are the last ones. */
+    int64_t i = p->iLast;
+    while( i>=0 && p->aNode[i].iAdded==iVersion ) i = p->aNode[i].iPrev;
+    ring_input kept;
+    if( i>=0 ){
+      kept.name = p->aNode[i].zName;
+      kept.name_len = (uint32_t)p->aNode[i].nName;
+      kept.weight = p->aNode[i].weight;
+      kept.id = p->aNode[i].id;
+      c.last_kept = &kept;
+    }
+    c.n_nodes = (uint32_t)p->nLive;
+    c.weight_sum = p->weightSum;
+    if( ring_commit_needs(&k->config) & RING_COMMIT_NODES ){
+      c.n_nodes = check_replay_list(k, p);
+      if( k->rc ) return;
+      c.nodes = p->aList;
+    }
+    rcRing = ring_check_commit(&k->config, &c, zMsg, sizeof(zMsg));
   }
   if( rcRing==RING_NOMEM ){
     k->rc = SQLITE_NOMEM;
@@ -401,19 +552,34 @@ static void check_replay_version(check_state *k, check_replay *p,
                   zMsg);
     p->bBuildFailed = 1;
   }
-  ring_release(p->pPrev);
-  sqlite3_free(p->aPrev);
-  sqlite3_free(p->zPrevNames);
-  p->pPrev = r;
-  p->aPrev = aIn;
-  p->zPrevNames = zNames;
-  p->nPrev = nIn;
 }
 
-/* One history row (in seq order) applied to the replay. */
+/* x, a node of the last version, leaves the ring in version iVersion:
+** one for the commit rule's gone nodes, named as it was then. */
+static void check_replay_gone(check_state *k, check_replay *p, check_node *x,
+                              int64_t iVersion){
+  if( !p->bBuild || x->iAdded>=iVersion ) return;
+  if( p->nGone==p->nGoneAlloc ){
+    int64_t nNew = p->nGoneAlloc ? p->nGoneAlloc*2 : 16;
+    ring_input *aNew = sqlite3_realloc64(p->aGone, sizeof(ring_input)*nNew);
+    if( aNew==NULL ){ k->rc = SQLITE_NOMEM; return; }
+    p->aGone = aNew;
+    p->nGoneAlloc = nNew;
+  }
+  ring_input *g = &p->aGone[p->nGone++];
+  int bChanged = x->iChanged==iVersion;
+  g->name = bChanged ? x->zWas : x->zName;
+  g->name_len = (uint32_t)strlen(g->name);
+  g->weight = x->weight;
+  g->id = x->id;
+}
+
+/* One history row (in seq order, of version iVersion) applied to the
+** replay. */
 static void check_replay_row(check_state *k, check_replay *p, int64_t seq,
-                       const char *zOp, int64_t id, const char *zNode,
-                       int nNode, double w, const char *zOld){
+                       int64_t iVersion, const char *zOp, int64_t id,
+                       const char *zNode, int nNode, double w,
+                       const char *zOld){
   const char *zT = k->zName;
   check_node *x = check_replay_find(p, id);
   if( strcmp(zOp, "add")==0 ){
@@ -435,9 +601,12 @@ static void check_replay_row(check_state *k, check_replay *p, int64_t seq,
       p->aNode = aNew;
       p->nAlloc = nNew;
     }
-    x = &p->aNode[p->n++];
+    x = &p->aNode[p->n];
     memset(x, 0, sizeof(*x));
     x->id = id;
+    x->iAdded = x->iChanged = iVersion;
+    x->iPrev = p->iLast;
+    x->iNext = -1;
   }else if( x==NULL ){
     check_problem(k, "%s_history: seq %lld: %s of node id %lld, which was "
                   "never added", zT, (long long)seq, zOp, (long long)id);
@@ -458,7 +627,13 @@ static void check_replay_row(check_state *k, check_replay *p, int64_t seq,
                   (long long)id, nNode, zNode, x->zName);
   }
   if( strcmp(zOp, "remove")==0 ){
+    check_node_count(k, p, x, -1);
+    check_replay_gone(k, p, x, iVersion);
     x->bGone = 1;
+    if( x->iPrev>=0 ) p->aNode[x->iPrev].iNext = x->iNext;
+    else p->iFirst = x->iNext;
+    if( x->iNext>=0 ) p->aNode[x->iNext].iPrev = x->iPrev;
+    else p->iLast = x->iPrev;
     return;
   }
   /* add, reweight, rename: the node's name and weight from now on. */
@@ -466,10 +641,25 @@ static void check_replay_row(check_state *k, check_replay *p, int64_t seq,
   if( zCopy==NULL ){ k->rc = SQLITE_NOMEM; return; }
   memcpy(zCopy, zNode, nNode);
   zCopy[nNode] = 0;
-  sqlite3_free(x->zName);
-  x->zName = zCopy;
-  x->nName = nNode;
-  x->weight = w;
+  if( x->zName ){
+    check_node_count(k, p, x, -1);
+    if( x->iChanged!=iVersion ){
+      /* Its first change in this version: keep the name it had before. */
+      sqlite3_free(x->zWas);
+      x->zWas = x->zName;
+      x->iChanged = iVersion;
+    }else{
+      sqlite3_free(x->zName);
+    }
+  }else{
+    /* A new node: into the ring, last. */
+    int64_t i = p->n++;
+    if( p->iLast>=0 ) p->aNode[p->iLast].iNext = i;
+    else p->iFirst = i;
+    p->iLast = i;
+  }
+  check_node_set(k, x, zCopy, nNode, w);
+  check_node_count(k, p, x, 1);
 }
 
 /* The ops of %_history. */
@@ -524,7 +714,7 @@ static void check_history(check_state *k, check_replay *p){
                       "%lld (every version has its changes)", zT,
                       (long long)seq, (long long)epoch, (long long)lastEpoch);
       }
-      if( lastEpoch>0 ) check_replay_version(k, p, lastEpoch);
+      if( lastEpoch>0 ) check_replay_version(k, p, lastEpoch, 0);
       lastEpoch = epoch;
     }
     if( zOp==NULL || !check_op_known(zOp) ){
@@ -552,13 +742,13 @@ static void check_history(check_state *k, check_replay *p){
       continue;
     }
     if( strcmp(zOp, "add")==0 && id>maxAdd ) maxAdd = id;
-    check_replay_row(k, p, seq, zOp, id, zNode, nNode, w, zOld);
+    check_replay_row(k, p, seq, epoch, zOp, id, zNode, nNode, w, zOld);
   }
   sqlite3_finalize(pStmt);
   check_done(k, rc);
   if( k->rc ) return;
   k->bHistory = 1;
-  if( lastEpoch>0 ) check_replay_version(k, p, lastEpoch);
+  if( lastEpoch>0 ) check_replay_version(k, p, lastEpoch, 1);
   if( k->bNextid && k->nextid-1!=maxAdd ){
     check_problem(k, "%s_config: nextid is %lld, but the last node id added "
                   "is %lld", zT, (long long)k->nextid, (long long)maxAdd);
@@ -627,6 +817,7 @@ int check_ring(sqlite3 *db, const char *zSchema, const char *zName,
   check_replay replay;
   memset(&k, 0, sizeof(k));
   memset(&replay, 0, sizeof(replay));
+  replay.iFirst = replay.iLast = -1;
   *pzReport = NULL;
   k.db = db;
   k.zSchema = zSchema;

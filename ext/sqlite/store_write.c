@@ -8,6 +8,7 @@
 */
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sqlite_layer.h"
@@ -23,6 +24,9 @@ enum {
   STMT_BUMP,               /* points += ?1, nextid += ?2, stamp = ?3 */
   STMT_COMMIT_EPOCH,       /* pending changes become the next version */
   STMT_LAST_NODE,          /* id, node of the last node; count of nodes */
+  STMT_CHANGES,            /* the history, newest change first */
+  STMT_LAST_BELOW,         /* id, node of the last node with an id below ?1 */
+  STMT_TOTALS,             /* count of nodes, sum of their weights */
   STMT_COUNT
 };
 
@@ -46,6 +50,11 @@ static const char *const azStmtSql[STMT_COUNT] = {
                         " \"%w\".\"%w_history\" ORDER BY seq DESC LIMIT 1)",
   [STMT_LAST_NODE] = "SELECT id, node, (SELECT count(*) FROM \"%w\".\"%w_nodes\")"
                      " FROM \"%w\".\"%w_nodes\" ORDER BY id DESC LIMIT 1",
+  [STMT_CHANGES] = "SELECT epoch, op, id, node, old FROM \"%w\".\"%w_history\""
+                   " ORDER BY seq DESC",
+  [STMT_LAST_BELOW] = "SELECT id, node FROM \"%w\".\"%w_nodes\" WHERE id<?1"
+                      " ORDER BY id DESC LIMIT 1",
+  [STMT_TOTALS] = "SELECT count(*), total(weight) FROM \"%w\".\"%w_nodes\"",
 };
 
 struct ring_store {
@@ -390,40 +399,214 @@ int store_change(ring_store *st, int64_t id, const char *zNode, int nNode,
 /*
 ** The algorithm's check of the change this transaction made (algo.h,
 ** check_commit; jump refuses to lose any but its last nodes, ketama a
-** ring without a point): the nodes of the committed version against the
-** nodes now. Only for algorithms that have one.
+** ring without a point), from what changed: this transaction's rows of
+** %_history, the newest ones (the only ones with an epoch past the
+** committed one), and a look-up or two in %_nodes. Its cost is the
+** change's, whatever the length of the history; an algorithm that asks
+** for every node (ring_commit_needs) reads %_nodes too.
 */
+
+/* A node this transaction changed: its first and last change in it, and
+** its name in the committed version (for those it had one). */
+typedef struct txn_node {
+  int64_t id;
+  int64_t order;           /* 0 for the newest change, then 1, 2, ... */
+  int bAdd, bRemove;       /* the change is an add; a remove */
+  char *zName;             /* the name the node had before the change */
+} txn_node;
+
+typedef struct txn_changes {
+  txn_node *a;
+  int64_t n, nAlloc;
+} txn_changes;
+
+static void txn_changes_free(txn_changes *p){
+  for(int64_t i=0; i<p->n; i++) sqlite3_free(p->a[i].zName);
+  sqlite3_free(p->a);
+}
+
+/* By id, then oldest change first. */
+static int txn_node_compare(const void *pa, const void *pb){
+  const txn_node *a = pa, *b = pb;
+  if( a->id!=b->id ) return a->id<b->id ? -1 : 1;
+  return (a->order<b->order) - (a->order>b->order);
+}
+
+static int store_corrupt(ring_store *st, const char *zWhat){
+  return store_fail(st, SQLITE_CORRUPT_VTAB, "ring '%q.%q' is corrupt: %s",
+                    st->zSchema, st->zName, zWhat);
+}
+
+/* This transaction's changes (rows with an epoch past the committed one),
+** newest first, into p. */
+static int read_changes(ring_store *st, int64_t iCommitted, txn_changes *p){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = store_stmt(st, STMT_CHANGES, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    if( sqlite3_column_int64(pStmt, 0)<=iCommitted ) break;
+    const char *zOp = (const char *)sqlite3_column_text(pStmt, 1);
+    int bRename = zOp && strcmp(zOp, "rename")==0;
+    /* The name before the change: a rename's old one, else the node's. */
+    const char *zName = (const char *)sqlite3_column_text(pStmt, bRename ? 4 : 3);
+    if( zOp==NULL || zName==NULL ){
+      if( sqlite3_errcode(st->db)==SQLITE_NOMEM ){ rc = SQLITE_NOMEM; break; }
+    }
+    if( zOp==NULL || (!bRename && strcmp(zOp, "add")!=0
+                      && strcmp(zOp, "remove")!=0 && strcmp(zOp, "reweight")!=0) ){
+      char *zWhat = sqlite3_mprintf("%s_history has an unknown op: %s",
+                                    st->zName, zOp ? zOp : "NULL");
+      rc = zWhat ? store_corrupt(st, zWhat) : SQLITE_NOMEM;
+      sqlite3_free(zWhat);
+      break;
+    }
+    if( zName==NULL ){
+      rc = store_corrupt(st, "a node has a NULL name or a weight that is not "
+                             "a number");
+      break;
+    }
+    if( p->n==p->nAlloc ){
+      int64_t nNew = p->nAlloc ? p->nAlloc*2 : 16;
+      txn_node *aNew = sqlite3_realloc64(p->a, sizeof(txn_node)*nNew);
+      if( aNew==NULL ){ rc = SQLITE_NOMEM; break; }
+      p->a = aNew;
+      p->nAlloc = nNew;
+    }
+    txn_node *x = &p->a[p->n];
+    x->id = sqlite3_column_int64(pStmt, 2);
+    x->order = p->n;
+    x->bAdd = strcmp(zOp, "add")==0;
+    x->bRemove = strcmp(zOp, "remove")==0;
+    x->zName = x->bAdd ? NULL : sqlite3_mprintf("%s", zName);
+    if( !x->bAdd && x->zName==NULL ){ rc = SQLITE_NOMEM; break; }
+    p->n++;
+  }
+  sqlite3_reset(pStmt);
+  if( rc!=SQLITE_ROW && rc!=SQLITE_DONE ){
+    if( rc==SQLITE_NOMEM || rc==SQLITE_CORRUPT_VTAB ) return rc;
+    return store_fail(st, sqlite3_errcode(st->db), "%s: %s", st->zName,
+                      sqlite3_errmsg(st->db));
+  }
+  return SQLITE_OK;
+}
+
+/*
+** Make c->gone from p (sorted by id, oldest change first): every node
+** whose first change here is not its add and whose last is its remove,
+** named as its first change says it was. Returns the lowest id added here,
+** or INT64_MAX.
+*/
+static int64_t changes_gone(txn_changes *p, ring_input *aGone, ring_commit *c){
+  int64_t firstAdd = INT64_MAX;
+  for(int64_t i=0; i<p->n; ){
+    int64_t j = i;
+    while( j+1<p->n && p->a[j+1].id==p->a[i].id ) j++;
+    const txn_node *pFirst = &p->a[i], *pLast = &p->a[j];
+    if( pFirst->bAdd && pFirst->id<firstAdd ) firstAdd = pFirst->id;
+    if( !pFirst->bAdd && pLast->bRemove ){
+      ring_input *g = &aGone[c->n_gone++];
+      g->name = pFirst->zName;
+      g->name_len = (uint32_t)strlen(pFirst->zName);
+      g->weight = 0.0;
+      g->id = pFirst->id;
+    }
+    i = j+1;
+  }
+  c->gone = aGone;
+  return firstAdd;
+}
+
+/* c->last_kept: the last node with an id below iBelow, the next id of the
+** committed version (into *pKept, named in the statement, which stays
+** open until the caller resets it). */
+static int read_last_kept(ring_store *st, int64_t iBelow, ring_input *pKept,
+                          ring_commit *c){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = store_stmt(st, STMT_LAST_BELOW, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_bind_int64(pStmt, 1, iBelow);
+  rc = store_step(st, pStmt);
+  if( rc==SQLITE_ROW ){
+    pKept->id = sqlite3_column_int64(pStmt, 0);
+    pKept->name = (const char *)sqlite3_column_text(pStmt, 1);
+    pKept->name_len = (uint32_t)sqlite3_column_bytes(pStmt, 1);
+    pKept->weight = 0.0;
+    if( pKept->name==NULL ){
+      sqlite3_reset(pStmt);
+      if( sqlite3_errcode(st->db)==SQLITE_NOMEM ) return SQLITE_NOMEM;
+      return store_corrupt(st, "a node has a NULL name or a weight that is "
+                               "not a number");
+    }
+    c->last_kept = pKept;
+    return SQLITE_OK;
+  }
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int read_totals(ring_store *st, ring_commit *c){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = store_stmt(st, STMT_TOTALS, &pStmt);
+  if( rc!=SQLITE_OK ) return rc;
+  rc = store_step(st, pStmt);
+  if( rc!=SQLITE_ROW ) return rc==SQLITE_DONE ? SQLITE_OK : rc;
+  c->n_nodes = (uint32_t)sqlite3_column_int64(pStmt, 0);
+  c->weight_sum = sqlite3_column_double(pStmt, 1);
+  sqlite3_reset(pStmt);
+  return SQLITE_OK;
+}
+
 static int check_commit(ring_store *st){
   const ring_config *cfg = &st->info.config;
   if( cfg->algo->check_commit==NULL ) return SQLITE_OK;
-  store_counters c;
-  node_list before, after;
-  memset(&before, 0, sizeof(before));
-  memset(&after, 0, sizeof(after));
+  unsigned needs = ring_commit_needs(cfg);
+  store_counters counters;
+  txn_changes changes;
+  node_list nodes;
+  ring_commit c;
+  ring_input kept;
+  ring_input *aGone = NULL;
   char *zErr = NULL;
-  int rc = read_counters(st, &c);
+  memset(&changes, 0, sizeof(changes));
+  memset(&nodes, 0, sizeof(nodes));
+  memset(&c, 0, sizeof(c));
+  int rc = read_counters(st, &counters);
+  if( rc==SQLITE_OK ) rc = read_changes(st, counters.epoch, &changes);
   if( rc==SQLITE_OK ){
-    rc = load_node_list(st->db, st->zSchema, st->zName, c.epoch, &before,
-                        &zErr);
+    qsort(changes.a, (size_t)changes.n, sizeof(txn_node), txn_node_compare);
+    aGone = sqlite3_malloc64(sizeof(ring_input) * (changes.n ? changes.n : 1));
+    if( aGone==NULL ) rc = SQLITE_NOMEM;
   }
   if( rc==SQLITE_OK ){
-    rc = load_node_list(st->db, st->zSchema, st->zName, -1, &after, &zErr);
+    int64_t firstAdd = changes_gone(&changes, aGone, &c);
+    rc = read_last_kept(st, firstAdd<counters.next_id ? firstAdd
+                                                     : counters.next_id,
+                        &kept, &c);
+  }
+  if( rc==SQLITE_OK && (needs & RING_COMMIT_NODES) ){
+    rc = load_node_list(st->db, st->zSchema, st->zName, -1, &nodes, &zErr);
+    if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
+      rc = store_fail(st, rc, "%s", zErr ? zErr : sqlite3_errmsg(st->db));
+    }
+    c.nodes = nodes.aInput;
+    c.n_nodes = nodes.n;
+    for(uint32_t i=0; i<nodes.n; i++) c.weight_sum += nodes.aInput[i].weight;
+  }else if( rc==SQLITE_OK && (needs & RING_COMMIT_TOTALS) ){
+    rc = read_totals(st, &c);
   }
   if( rc==SQLITE_OK ){
     char zMsg[512];
-    int rcCheck = ring_check_commit(cfg, before.aInput, before.n,
-                                    after.aInput, after.n, zMsg, sizeof(zMsg));
+    int rcCheck = ring_check_commit(cfg, &c, zMsg, sizeof(zMsg));
     if( rcCheck==RING_NOMEM ){
       rc = SQLITE_NOMEM;
     }else if( rcCheck!=RING_OK ){
       rc = store_fail(st, SQLITE_ERROR, "%s: %s", st->zName, zMsg);
     }
-  }else if( rc!=SQLITE_NOMEM ){
-    rc = store_fail(st, rc, "%s", zErr ? zErr : sqlite3_errmsg(st->db));
   }
+  if( st->aStmt[STMT_LAST_BELOW] ) sqlite3_reset(st->aStmt[STMT_LAST_BELOW]);
   sqlite3_free(zErr);
-  node_list_free(&before);
-  node_list_free(&after);
+  sqlite3_free(aGone);
+  node_list_free(&nodes);
+  txn_changes_free(&changes);
   return rc;
 }
 
