@@ -498,6 +498,141 @@ static void bench_build_sql(sqlite3 *db){
   free(aLook2);
 }
 
+/* ---------------------------------------- 11: commits and history */
+
+/* Commit n versions of ring zName: node n1 renamed to x and back. */
+static void add_history(sqlite3 *db, const char *zName, int n){
+  char *zTo = sqlite3_mprintf("UPDATE \"%w\" SET node='x' WHERE node='n1'",
+                              zName);
+  char *zBack = sqlite3_mprintf("UPDATE \"%w\" SET node='n1' WHERE node='x'",
+                                zName);
+  for(int i=0; i<n; i++) exec(db, i%2 ? zBack : zTo);
+  sqlite3_free(zTo);
+  sqlite3_free(zBack);
+}
+
+/* Ring zName of nNode nodes n1.. (one version) under chash(zArgs). */
+static void make_ring_of(sqlite3 *db, const char *zName, const char *zArgs,
+                         int nNode){
+  char *zSql = sqlite3_mprintf(
+      "CREATE VIRTUAL TABLE \"%w\" USING chash(%s);"
+      "WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM s WHERE x<%d)"
+      " INSERT INTO \"%w\"(node) SELECT 'n' || x FROM s",
+      zName, zArgs, nNode, zName);
+  exec(db, zSql);
+  sqlite3_free(zSql);
+}
+
+/* Median ms a commit of a rename on ring zName (over 100 of them). */
+static double commit_ms(sqlite3 *db, const char *zName){
+  double *a = calloc(nReps, sizeof(double));
+  for(int r=0; r<nReps; r++){
+    double t0 = now_ns();
+    add_history(db, zName, 100);
+    a[r] = (now_ns() - t0) / 100 / 1e6;
+  }
+  double ms = median(a, nReps);
+  free(a);
+  return ms;
+}
+
+/* Median ms of ch_check on ring zName. */
+static double check_ms(sqlite3 *db, const char *zName){
+  double *a = calloc(nReps, sizeof(double));
+  char *zSql = sqlite3_mprintf("SELECT ch_check(%Q) = 'ok'", zName);
+  for(int r=0; r<nReps; r++){
+    double t0 = now_ns();
+    if( run(db, zSql)!=1 ) die(db, "ch_check is not ok");
+    a[r] = (now_ns() - t0) / 1e6;
+  }
+  double ms = median(a, nReps);
+  sqlite3_free(zSql);
+  free(a);
+  return ms;
+}
+
+static void bench_history(const char *zExt){
+  enum { SHORT = 2000, LONG = 20000, BIG = 10000 };
+  sqlite3 *db = open_db(zExt);
+  printf("\n## 11. Commits and history, ms (median of %d)\n\n", nReps);
+
+  /* A commit's cost against the length of the history. */
+  printf("| commit of one rename, 50 nodes | after %d commits | after %d |"
+         " ratio |\n|---|---:|---:|---:|\n", SHORT, LONG);
+  static const char *const azAlgo[] = { "jump", "ketama", "ring" };
+  double worst = 0.0;
+  for(int i=0; i<3; i++){
+    char *zArgs = sqlite3_mprintf("algorithm=%s", azAlgo[i]);
+    char *zName = sqlite3_mprintf("h_%s", azAlgo[i]);
+    make_ring_of(db, zName, zArgs, 50);
+    add_history(db, zName, SHORT);
+    double shortMs = commit_ms(db, zName);
+    add_history(db, zName, LONG - SHORT);
+    double longMs = commit_ms(db, zName);
+    printf("| %s | %.3f | %.3f | %.2f |\n", azAlgo[i], shortMs, longMs,
+           longMs/shortMs);
+    if( longMs/shortMs>worst ) worst = longMs/shortMs;
+    sqlite3_free(zArgs);
+    sqlite3_free(zName);
+  }
+  printf("\nworst ratio: %.2f (target <= 1.5: a commit does not grow with"
+         " the history) %s\n", worst, verdict(worst<=1.5));
+
+  /* ch_check: the history once, not versions x nodes. */
+  make_ring_of(db, "c5", "vnodes=160", 5);
+  add_history(db, "c5", LONG);
+  make_ring_of(db, "c50", "vnodes=160", 50);
+  add_history(db, "c50", LONG);
+  double c5 = check_ms(db, "c5"), c50 = check_ms(db, "c50");
+  printf("\nch_check after %d commits: 5 nodes %.1f ms, 50 nodes %.1f ms;"
+         " 50/5: %.2f (target <= 2; versions x nodes makes it about 10) %s\n",
+         LONG, c5, c50, c50/c5, verdict(c50/c5<=2.0));
+
+  /* One node joins a 10,000-node ring, then the next lookup builds. */
+  printf("\n| %d nodes: INSERT one node | INSERT | next ch_locate | both |"
+         " / ring |\n|---|---:|---:|---:|---:|\n", BIG);
+  static const char *const azBig[] = { "ring", "ketama", "jump" };
+  double both[3];
+  for(int i=0; i<3; i++){
+    char *zArgs = sqlite3_mprintf("algorithm=%s", azBig[i]);
+    char *zName = sqlite3_mprintf("big_%s", azBig[i]);
+    char *zAdd = sqlite3_mprintf("INSERT INTO \"%w\"(node) VALUES ('new')",
+                                 zName);
+    char *zDel = sqlite3_mprintf("DELETE FROM \"%w\" WHERE node='new'", zName);
+    char *zLook = sqlite3_mprintf("SELECT ch_locate(1, %Q)", zName);
+    make_ring_of(db, zName, zArgs, BIG);
+    run(db, zLook);
+    double *aIns = calloc(nReps, sizeof(double));
+    double *aLook = calloc(nReps, sizeof(double));
+    for(int r=0; r<nReps; r++){
+      double t0 = now_ns();
+      exec(db, zAdd);
+      double t1 = now_ns();
+      run(db, zLook);
+      double t2 = now_ns();
+      aIns[r] = (t1-t0)/1e6;
+      aLook[r] = (t2-t1)/1e6;
+      exec(db, zDel);                 /* jump: the last node leaves */
+      run(db, zLook);
+    }
+    double ins = median(aIns, nReps), look = median(aLook, nReps);
+    both[i] = ins + look;
+    printf("| %s | %.2f | %.2f | %.2f | %.2f |\n", azBig[i], ins, look,
+           both[i], both[i]/both[0]);
+    free(aIns);
+    free(aLook);
+    sqlite3_free(zArgs);
+    sqlite3_free(zName);
+    sqlite3_free(zAdd);
+    sqlite3_free(zDel);
+    sqlite3_free(zLook);
+  }
+  printf("\nketama/ring: %.2f (target <= 3) %s; jump/ring: %.2f (target <= 3)"
+         " %s\n", both[1]/both[0], verdict(both[1]/both[0]<=3.0),
+         both[2]/both[0], verdict(both[2]/both[0]<=3.0));
+  sqlite3_close(db);
+}
+
 /* ------------------------------------------- 6: memory through SQLite */
 
 static void bench_memory_sql(const char *zExt){
@@ -916,7 +1051,7 @@ int main(int argc, char **argv){
     else if( strcmp(argv[i], "--section")==0 && i+1<argc ) iOnly = atoi(argv[++i]);
     else{
       fprintf(stderr, "usage: %s [--ext PATH] [--reps N] [--rows N]"
-              " [--section 1|4|5|6|7|8|9|10]\n", argv[0]);
+              " [--section 1|4|5|6|7|8|9|10|11]\n", argv[0]);
       return 2;
     }
   }
@@ -952,6 +1087,7 @@ int main(int argc, char **argv){
   if( iOnly==0 || iOnly==8 ) bench_statements(db, zExt);
   if( iOnly==0 || iOnly==9 ) bench_routers(db);
   if( iOnly==0 || iOnly==10 ) bench_aggregates(db);
+  if( iOnly==0 || iOnly==11 ) bench_history(zExt);
   sqlite3_close(db);
   return 0;
 }
