@@ -522,7 +522,9 @@ static void check_replay_version(check_state *k, check_replay *p,
   if( rcRing==RING_OK && iVersion<=k->epoch ){
     ring_commit c;
     memset(&c, 0, sizeof(c));
-    qsort(p->aGone, (size_t)nGone, sizeof(ring_input), check_gone_compare);
+    if( nGone>1 ){
+      qsort(p->aGone, (size_t)nGone, sizeof(ring_input), check_gone_compare);
+    }
     c.gone = p->aGone;
     c.n_gone = (uint32_t)nGone;
     /* The nodes added in this version are the last ones. */

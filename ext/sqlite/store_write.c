@@ -572,7 +572,9 @@ static int check_commit(ring_store *st){
   int rc = read_counters(st, &counters);
   if( rc==SQLITE_OK ) rc = read_changes(st, counters.epoch, &changes);
   if( rc==SQLITE_OK ){
-    qsort(changes.a, (size_t)changes.n, sizeof(txn_node), txn_node_compare);
+    if( changes.n>1 ){
+      qsort(changes.a, (size_t)changes.n, sizeof(txn_node), txn_node_compare);
+    }
     aGone = sqlite3_malloc64(sizeof(ring_input) * (changes.n ? changes.n : 1));
     if( aGone==NULL ) rc = SQLITE_NOMEM;
   }
