@@ -61,6 +61,7 @@ struct chash_conn {
                            ** their table and the connection's state */
   ring_cache_entry aBuilt[CONN_CACHE_SIZE];
   ring_cache_entry aResolved[FAST_CACHE_SIZE];
+  int bResolving;          /* a spec is being resolved (see resolve_enter) */
 };
 
 chash_conn *conn_new(sqlite3 *db){
@@ -94,6 +95,28 @@ void conn_free(void *pConn){
   ring_cache_clear(&conn->built);
   ring_cache_clear(&conn->resolved);
   sqlite3_free(conn);
+}
+
+/*
+** Resolving a spec runs only chash's own queries on shadow tables, so a
+** resolution begun while one runs was started by SQL hidden in them (a view
+** put in a shadow table's place after it was last checked, a virtual
+** table's module) and would recurse until the stack is gone: refused.
+** 0 if the caller may go on (and must call resolve_leave), else 1 with the
+** error in *pzErr.
+*/
+static int resolve_enter(chash_conn *conn, const char *zFunc, char **pzErr){
+  if( conn->bResolving ){
+    *pzErr = sqlite3_mprintf("%s: called while a ring's shadow tables are "
+                             "read (they run SQL: a damaged file?)", zFunc);
+    return 1;
+  }
+  conn->bResolving = 1;
+  return 0;
+}
+
+static void resolve_leave(chash_conn *conn){
+  conn->bResolving = 0;
 }
 
 /* A new reference to the built ring for (zKey, tag), or NULL. */
@@ -254,8 +277,13 @@ int spec_current_ring(chash_conn *conn, const char *zSchema,
   int64_t stamp;
   ring_spec current;
   ring_spec_default(&current);
-  return table_ring(conn, zSchema, zName, &current, zName, ppRing, &stamp,
-                    pzErr);
+  if( resolve_enter(conn, zName, pzErr) ){
+    return *pzErr ? SQLITE_CORRUPT_VTAB : SQLITE_NOMEM;
+  }
+  int rc = table_ring(conn, zSchema, zName, &current, zName, ppRing, &stamp,
+                      pzErr);
+  resolve_leave(conn);
+  return rc;
 }
 
 /* Record which table a spec named, and its stamp, for callers that ask
@@ -616,9 +644,16 @@ int spec_arg_resolve(chash_conn *conn, const spec_arg *a, const char *zFunc,
                      spec_checked *pChecked, char **pzErr){
   char *zErr = NULL;
   *ppRing = NULL;
-  if( fast_get(conn, a, ppRing, pWhere, pChecked) ) return SQLITE_OK;
+  if( resolve_enter(conn, zFunc, pzErr) ){
+    return *pzErr ? SQLITE_CORRUPT_VTAB : SQLITE_NOMEM;
+  }
+  if( fast_get(conn, a, ppRing, pWhere, pChecked) ){
+    resolve_leave(conn);
+    return SQLITE_OK;
+  }
   spec_table where = { NULL, NULL, 0 };
   int rc = resolve(conn, a->eType, a->z, a->n, a->i, ppRing, &where, &zErr);
+  resolve_leave(conn);
   if( rc==SQLITE_OK ){
     fast_put(conn, a, *ppRing, &where);
     if( pWhere ){

@@ -118,7 +118,20 @@ int store_rename(sqlite3 *db, const char *zSchema, const char *zOld,
 /* The shadow table suffixes, for xShadowName. */
 int store_is_shadow_suffix(const char *zSuffix);
 
-/* Read %_config. On error *pzErr says what is wrong (corrupt ring). */
+/*
+** Are the shadow tables of zSchema.zName, where they exist, what the ring
+** made: ordinary tables (not views, not virtual tables), nodes and history
+** with rowids, and no trigger on any of them? Reading a view or writing
+** under a trigger would run SQL that a crafted file chose, which may call
+** chash again. SQLITE_OK with *pzProblem NULL, or saying what is not
+** (freed by the caller: "r_config is a view, not a table"), or an error.
+** A missing table is left to the read that needs it.
+*/
+int store_check_tables(sqlite3 *db, const char *zSchema, const char *zName,
+                       char **pzProblem);
+
+/* Read %_config, after store_check_tables. On error *pzErr says what is
+** wrong (corrupt ring). */
 int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
                     store_info *pInfo, char **pzErr);
 
