@@ -119,6 +119,13 @@ static int json_options(sqlite3 *db, const char *z, int n, ring_config *cfg,
         rc = SQLITE_ERROR;
         break;
       }
+      /* json_extract would read the first and drop the rest unseen. */
+      if( *pbNodes ){
+        *pzErr = sqlite3_mprintf("JSON ring spec: \"nodes\" is given more "
+                                 "than once");
+        rc = SQLITE_ERROR;
+        break;
+      }
       *pbNodes = 1;
       continue;
     }
