@@ -8,6 +8,10 @@
 #include "ring.h"
 #include "ring_spec.h"
 
+/* Messages quote the spec cut after some 60 bytes (ring_quote_name adds
+** the quotes and "..."): a megabyte spec is not repeated whole. */
+#define RING_SPEC_ECHO 66
+
 void ring_spec_default(ring_spec *p){
   memset(p, 0, sizeof(*p));
   p->kind = RING_SPEC_DEFAULT;
@@ -46,7 +50,7 @@ int ring_spec_parse(const char *z, size_t n, ring_spec *p, char *zErr,
     return 0;
   }
   if( n==0 || memchr(z, 0, n) ){
-    char zName[160];
+    char zName[RING_SPEC_ECHO];
     ring_quote_name(zName, sizeof(zName), z, n);
     snprintf(zErr, nErr, "no such ring: %s", zName);
     return 1;
@@ -63,7 +67,7 @@ int ring_spec_parse(const char *z, size_t n, ring_spec *p, char *zErr,
     size_t nVersion = n - (size_t)(zAt+1 - z);
     p->name_len = (size_t)(zAt - z);
     if( spec_parse_version(zAt+1, nVersion, &p->version) ){
-      char zSpec[160];
+      char zSpec[RING_SPEC_ECHO];
       ring_quote_name(zSpec, sizeof(zSpec), z, n);
       snprintf(zErr, nErr, "bad version in ring spec %s: write name@N "
                "or name@-N", zSpec);

@@ -200,11 +200,12 @@ static int table_ring_read(chash_conn *conn, const char *zSchema,
     if( iVersion<0 || iVersion>nCurrent ){
       /* An integer spec is a version of the default ring. */
       *pzErr = sqlite3_mprintf(pSpec->kind==RING_SPEC_NAMED
-                               ? "no such version: %Q (ring '%q.%q' has "
-                                 "versions 0 to %lld)"
-                               : "no such version: %s of the default ring "
+                               ? "no such version: " CHASH_ECHO " (ring "
+                                 "'%q.%q' has versions 0 to %lld)"
+                               : "no such version: %s%s of the default ring "
                                  "(ring '%q.%q' has versions 0 to %lld)",
-                               zSpec, zSchema, zName, (long long)nCurrent);
+                               zSpec, chash_cut_mark(zSpec), zSchema, zName,
+                               (long long)nCurrent);
       return SQLITE_ERROR;
     }
   }
@@ -374,10 +375,12 @@ static int find_ring_table(sqlite3 *db, const char *zTable, size_t n,
   if( found<0 ){
     rc = -found;
   }else if( found==0 || *zName==0 ){
-    *pzErr = sqlite3_mprintf("no such ring: %Q", zSpec);
+    *pzErr = sqlite3_mprintf("no such ring: " CHASH_ECHO, zSpec,
+                             chash_cut_mark(zSpec));
     rc = SQLITE_ERROR;
   }else if( found==2 ){
-    *pzErr = sqlite3_mprintf("not a chash ring: %Q", zSpec);
+    *pzErr = sqlite3_mprintf("not a chash ring: " CHASH_ECHO, zSpec,
+                             chash_cut_mark(zSpec));
     rc = SQLITE_ERROR;
   }else{
     *pzSchema = sqlite3_mprintf("%s", azSchema[iSchema]);
@@ -751,8 +754,9 @@ int spec_ring_table(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
       rc = SQLITE_ERROR;
     }else if( spec.kind!=RING_SPEC_NAMED || spec.when!=RING_SPEC_CURRENT ){
       /* Versions and inline rings are built from a table, not stored. */
-      zErr = sqlite3_mprintf("%Q is not a chash table: name the table, "
-                             "which holds every version", z);
+      zErr = sqlite3_mprintf(CHASH_ECHO " is not a chash table: name the "
+                             "table, which holds every version", z,
+                             chash_cut_mark(z));
       rc = SQLITE_ERROR;
     }else{
       rc = find_ring_table(conn->db, spec.name, spec.name_len,

@@ -72,6 +72,15 @@ int chash_vtab_error(sqlite3_vtab *pVtab, int rc, const char *zFmt, ...);
 int chash_prepare_fmt(sqlite3 *db, sqlite3_stmt **ppStmt, unsigned flags,
                       const char *zFmt, ...);
 
+/*
+** Messages echo what the caller wrote (a spec, a name) cut after 60
+** characters, so that a megabyte spec is not repeated whole: the format
+** CHASH_ECHO ("%!.60Q%s") takes the text, then chash_cut_mark of it ("..."
+** if it was cut, else "").
+*/
+#define CHASH_ECHO "%!.60Q%s"
+const char *chash_cut_mark(const char *z);
+
 /* A random 64-bit integer, from SQLite's generator (stamps, tags). */
 int64_t chash_random_int64(void);
 
