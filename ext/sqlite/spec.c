@@ -332,19 +332,25 @@ static int default_ring(chash_conn *conn, const ring_spec *pSpec,
 }
 
 /*
-** The chash table that the n bytes at zTable ([schema.]name, no version;
-** nSchema: the bytes before its first dot) name: the schema it is in and
-** its name as stored, in *pzSchema and *pzName (freed by the caller). zSpec
-** is the spec as written, for the messages.
+** The chash table that spec p names (NAMED: [schema.]name, the version left
+** aside): the schema it is in and its name as stored, in *pzSchema and
+** *pzName (freed by the caller). zSpec is the spec as written, for the
+** messages.
 */
-static int find_ring_table(sqlite3 *db, const char *zTable, size_t n,
-                           size_t nSchema, const char *zSpec,
+static int find_ring_table(sqlite3 *db, const ring_spec *p, const char *zSpec,
                            char **pzSchema, char **pzName, char **pzErr){
   *pzSchema = *pzName = NULL;
-  char *zCopy = sqlite3_mprintf("%.*s", (int)n, zTable);
+  /* The schema and the table unquoted, and the whole name as written. */
+  char *zCopy = sqlite3_malloc64(p->schema_len + p->table_len + p->name_len
+                                 + 3);
   if( zCopy==NULL ) return SQLITE_NOMEM;
-  /* schema.name if the part before the first dot is a schema; else the
-  ** whole is the table name, looked up in temp, main, then attached. */
+  char *zSchemaPart = zCopy;
+  char *zTablePart = zSchemaPart + p->schema_len + 1;
+  char *zWhole = zTablePart + p->table_len + 1;
+  ring_spec_unquote(p->schema, p->schema_len, zSchemaPart);
+  ring_spec_unquote(p->table, p->table_len, zTablePart);
+  memcpy(zWhole, p->name, p->name_len);
+  zWhole[p->name_len] = 0;
   char **azSchema = NULL;
   int nList = 0;
   int rc = catalog_list_schemas(db, &azSchema, &nList);
@@ -352,16 +358,22 @@ static int find_ring_table(sqlite3 *db, const char *zTable, size_t n,
     sqlite3_free(zCopy);
     return rc;
   }
-  const char *zName = zCopy;
+  /* No schema: the name is looked up in temp, main, then attached. A
+  ** schema that is not there names no ring, unless the spec was 'x.y' with
+  ** nothing quoted, which is then the table 'x.y'. */
+  const char *zName = zTablePart;
   int iOnly = -1;
-  if( nSchema<n ){
+  if( p->schema ){
+    iOnly = nList;
     for(int i=0; i<nList; i++){
-      if( sqlite3_strnicmp(azSchema[i], zCopy, (int)nSchema)==0
-       && azSchema[i][nSchema]==0 ){
+      if( sqlite3_stricmp(azSchema[i], zSchemaPart)==0 ){
         iOnly = i;
-        zName = zCopy + nSchema + 1;
         break;
       }
+    }
+    if( iOnly==nList && p->schema_if_exists ){
+      iOnly = -1;
+      zName = zWhole;
     }
   }
   int found = 0;
@@ -375,9 +387,15 @@ static int find_ring_table(sqlite3 *db, const char *zTable, size_t n,
   if( found<0 ){
     rc = -found;
   }else if( found==0 || *zName==0 ){
-    *pzErr = sqlite3_mprintf("no such ring: " CHASH_ECHO, zSpec,
-                             chash_cut_mark(zSpec));
-    rc = SQLITE_ERROR;
+    char *zHint = NULL;
+    rc = catalog_ring_hint(db, iOnly>=0 && iOnly<nList ? azSchema[iOnly] : 0,
+                           &zHint);
+    if( rc==SQLITE_OK ){
+      *pzErr = sqlite3_mprintf("no such ring: " CHASH_ECHO "; %s", zSpec,
+                               chash_cut_mark(zSpec), zHint);
+      rc = SQLITE_ERROR;
+    }
+    sqlite3_free(zHint);
   }else if( found==2 ){
     *pzErr = sqlite3_mprintf("not a chash ring: " CHASH_ECHO, zSpec,
                              chash_cut_mark(zSpec));
@@ -400,8 +418,7 @@ static int named_ring(chash_conn *conn, const ring_spec *pSpec,
                       const char *zSpec, ring **ppRing, spec_table *pWhere,
                       char **pzErr){
   char *zSchema = NULL, *zTable = NULL;
-  int rc = find_ring_table(conn->db, pSpec->name, pSpec->name_len,
-                           pSpec->schema_len, zSpec, &zSchema, &zTable, pzErr);
+  int rc = find_ring_table(conn->db, pSpec, zSpec, &zSchema, &zTable, pzErr);
   if( rc==SQLITE_OK ){
     int64_t stamp;
     rc = table_ring(conn, zSchema, zTable, pSpec, zSpec, ppRing, &stamp,
@@ -759,8 +776,7 @@ int spec_ring_table(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
                              chash_cut_mark(z));
       rc = SQLITE_ERROR;
     }else{
-      rc = find_ring_table(conn->db, spec.name, spec.name_len,
-                           spec.schema_len, z, pzSchema, pzName, &zErr);
+      rc = find_ring_table(conn->db, &spec, z, pzSchema, pzName, &zErr);
     }
   }
   if( rc!=SQLITE_OK ){

@@ -234,10 +234,17 @@ int catalog_find_ring(sqlite3 *db, const char *zSchema, const char *zName,
 int catalog_list_schemas(sqlite3 *db, char ***pazSchema, int *pn);
 void catalog_free_schemas(char **azSchema, int n);
 
-/* Every chash table of the connection as "schema.name", comma-separated,
-** in SQLite's search order (temp, main, attached); *pnRing counts them. */
+/* Every chash table of the connection as 'schema.name', comma-separated,
+** in SQLite's search order (temp, main, attached), each written as the spec
+** that names it ('main."a@b"'); *pnRing counts them, *pzSchema and *pzName
+** get the first one's. */
 int catalog_list_rings(sqlite3 *db, char **pzList, int *pnRing,
                        char **pzSchema, char **pzName);
+
+/* What a "no such ring" message adds: the rings of schema zSchema (NULL:
+** of every schema), "rings: 'main.a', 'main.b'", the first 10 and a count
+** of the rest, or "there is no ring". New string in *pzHint. */
+int catalog_ring_hint(sqlite3 *db, const char *zSchema, char **pzHint);
 
 /* ------------------------------------------------------------ json_spec.c */
 
