@@ -67,7 +67,8 @@ size_t ring_spec_unquote(const char *z, size_t n, char *zOut){
   return j;
 }
 
-/* The message for spec z (n bytes) with the problem zWhat. */
+/* Put message zFmt into zErr, its %s the spec z (n bytes) quoted and cut
+** short; returns 1 (the parse failed). */
 static int spec_error(const char *z, size_t n, const char *zFmt,
                       char *zErr, size_t nErr){
   char zSpec[RING_SPEC_ECHO];

@@ -118,17 +118,22 @@ int store_drop(sqlite3 *db, const char *zSchema, const char *zName){
   sqlite3_stmt *pStmt = NULL;
   int rc = chash_prepare_fmt(db, &pStmt, 0,
       "SELECT name FROM \"%w\".sqlite_schema WHERE type='table'"
-      " AND sql NOT LIKE 'CREATE VIRTUAL%%' AND name=tbl_name AND "
-      SHADOW_ROWS, zSchema, zName, zName, zName);
+      " AND sql NOT LIKE 'CREATE VIRTUAL%%' AND " SHADOW_ROWS,
+      zSchema, zName, zName, zName);
   if( rc!=SQLITE_OK ) return rc;
   /* Collected first: a table cannot be dropped while a statement reads the
   ** schema. */
   sqlite3_str *pDrop = sqlite3_str_new(db);
-  while( sqlite3_step(pStmt)==SQLITE_ROW ){
-    sqlite3_str_appendf(pDrop, "DROP TABLE \"%w\".\"%w\";", zSchema,
-                        (const char *)sqlite3_column_text(pStmt, 0));
+  int bNoMem = 0;
+  while( !bNoMem && sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zTable = (const char *)sqlite3_column_text(pStmt, 0);
+    bNoMem = zTable==NULL;
+    if( zTable ){
+      sqlite3_str_appendf(pDrop, "DROP TABLE \"%w\".\"%w\";", zSchema, zTable);
+    }
   }
   rc = sqlite3_finalize(pStmt);
+  if( bNoMem ) rc = SQLITE_NOMEM;
   if( rc==SQLITE_OK ) rc = sqlite3_str_errcode(pDrop);
   char *zDrop = sqlite3_str_finish(pDrop);
   if( rc==SQLITE_OK && zDrop ) rc = sqlite3_exec(db, zDrop, NULL, NULL, NULL);
