@@ -139,8 +139,15 @@ int store_is_shadow_suffix(const char *zSuffix);
 int store_check_tables(sqlite3 *db, const char *zSchema, const char *zName,
                        char **pzProblem);
 
-/* Read %_config, after store_check_tables. On error *pzErr says what is
-** wrong (corrupt ring). */
+/* The same as an error: SQLITE_CORRUPT_VTAB with *pzErr "ring 'main.r' is
+** corrupt: r_config is a view, not a table", or SQLITE_OK. */
+int store_check_corrupt(sqlite3 *db, const char *zSchema, const char *zName,
+                        char **pzErr);
+
+/* Read %_config. On error *pzErr says what is wrong (corrupt ring). A
+** shadow table that is not what the ring made (a view, a WITHOUT ROWID
+** table, a virtual table) is reported, not read; triggers, which only
+** writes meet, are left to store_open. */
 int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
                     store_info *pInfo, char **pzErr);
 

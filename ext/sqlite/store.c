@@ -224,28 +224,79 @@ int store_check_tables(sqlite3 *db, const char *zSchema, const char *zName,
   return rc;
 }
 
-int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
-                    store_info *pInfo, char **pzErr){
-  sqlite3_stmt *pStmt = NULL;
+/*
+** The test without a statement, on every read of a ring (a statement more
+** would add a third to a ring's lookup): does each shadow table look like
+** the ring's, a table and not a view, the nodes' id and the history's seq
+** the INTEGER PRIMARY KEY of a rowid table (which a virtual table put in
+** their place lacks)? 1 if so, 0 if not (or if one is missing: the read
+** says so, once store_check_tables has found nothing else), -1 if out of
+** memory.
+*/
+static int shadow_tables_look_right(sqlite3 *db, const char *zSchema,
+                                    const char *zName){
+  static const char *const azSuffix[] = { "config", "nodes", "history" };
+  static const char *const azKey[] = { NULL, "id", "seq" };
+  int bRight = 1;
+  for(int i=0; bRight && i<3; i++){
+    char *zTable = sqlite3_mprintf("%s_%s", zName, azSuffix[i]);
+    const char *zType = NULL;
+    int bKey = 0;
+    if( zTable==NULL ) return -1;
+    bRight = sqlite3_table_column_metadata(db, zSchema, zTable, azKey[i],
+                                           &zType, NULL, NULL, &bKey,
+                                           NULL)==SQLITE_OK;
+    if( bRight && azKey[i] ){
+      bRight = bKey && sqlite3_stricmp(zType, "INTEGER")==0
+            && sqlite3_table_column_metadata(db, zSchema, zTable, "rowid",
+                                             NULL, NULL, NULL, NULL,
+                                             NULL)==SQLITE_OK;
+    }
+    sqlite3_free(zTable);
+  }
+  return bRight;
+}
+
+int store_check_corrupt(sqlite3 *db, const char *zSchema, const char *zName,
+                        char **pzErr){
   char *zProblem = NULL;
   int rc = store_check_tables(db, zSchema, zName, &zProblem);
   if( rc==SQLITE_OK && zProblem ){
     *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: %s", zSchema, zName,
                              zProblem);
-    rc = SQLITE_CORRUPT_VTAB;
+    rc = *pzErr ? SQLITE_CORRUPT_VTAB : SQLITE_NOMEM;
   }else if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
     *pzErr = sqlite3_mprintf("ring '%q.%q': %s", zSchema, zName,
                              sqlite3_errmsg(db));
   }
   sqlite3_free(zProblem);
+  return rc;
+}
+
+int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
+                    store_info *pInfo, char **pzErr){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = SQLITE_OK;
+  switch( shadow_tables_look_right(db, zSchema, zName) ){
+    case -1: return SQLITE_NOMEM;
+    case 0:  rc = store_check_corrupt(db, zSchema, zName, pzErr); break;
+  }
   if( rc!=SQLITE_OK ) return rc;
   rc = chash_prepare_fmt(db, &pStmt, 0,
       "SELECT key, value FROM \"%w\".\"%w_config\"", zSchema, zName);
   if( rc==SQLITE_NOMEM ) return rc;
   if( rc!=SQLITE_OK ){
-    *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: cannot read %s_config: "
-                             "%s", zSchema, zName, zName, sqlite3_errmsg(db));
-    return SQLITE_CORRUPT_VTAB;
+    /* A virtual table there looks right, but no read may use one. */
+    char *zRead = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    if( zRead==NULL ) return SQLITE_NOMEM;
+    rc = store_check_corrupt(db, zSchema, zName, pzErr);
+    if( rc==SQLITE_OK ){
+      *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: cannot read "
+                               "%s_config: %s", zSchema, zName, zName, zRead);
+      rc = SQLITE_CORRUPT_VTAB;
+    }
+    sqlite3_free(zRead);
+    return rc;
   }
   memset(pInfo, 0, sizeof(*pInfo));
   ring_config_default(&pInfo->config);
