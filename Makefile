@@ -5,7 +5,7 @@
 #                   needing only a C compiler, SQLite's headers, xxHash's
 #                   header, nettle and zlib
 #   make demo       the tour: sql/demo.sql in the sqlite3 shell
-#   make test       build, then run every tests/sql/*.test tests/gen/*.test and the unit tests
+#   make test       build, then run every tests/sql/*.test and tests/gen/*.test and the unit tests
 #   make test-asan  the same, built with AddressSanitizer and UBSan
 #   make test-valgrind  the .test files (but oom.test) under valgrind memcheck
 #   make test-oom   every .test file under out-of-memory fault injection
@@ -128,6 +128,22 @@ deps-python:
 # better-sqlite3 builds its addon with g++ where npm has no prebuilt one
 deps-node: deps-npm
 	$(call need_debs,g++)
+
+# With make -j, a goal that runs deps would otherwise start compiling
+# before deps has installed a header the compile needs (libxxhash-dev):
+# when such a goal is asked for, every build waits for deps. A plain make,
+# or make chash.so, runs no package manager.
+DEPS_GOALS = demo test gen gen-check test-asan test-install test-dist \
+             test-sqlite-versions test-python test-node
+BUILDS = $(LOADABLE) build/runner build/ring_test build/algos_test \
+         build/ring_points_test build/geometry_test build/asan/chash.so \
+         build/asan/runner build/asan/ring_test build/asan/algos_test \
+         build/asan/ring_points_test build/asan/geometry_test dist/chash.c \
+         build/dist/chash.so build/dist/runner-embedded build/dist/embedded \
+         build/concurrency build/crash tests/bench/bench
+ifneq ($(filter $(DEPS_GOALS),$(MAKECMDGOALS)),)
+$(BUILDS): | deps
+endif
 
 $(LOADABLE): $(SRC) $(HDR)
 	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) $(SOFLAGS) $(INC) -o $@ $(SRC) $(LDFLAGS) $(LIBS)

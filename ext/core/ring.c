@@ -160,13 +160,23 @@ static int name_compare(const char *a, size_t na, const char *b, size_t nb){
 }
 
 void ring_quote_name(char *zOut, size_t nOut, const char *z, size_t n){
-  size_t j = 0;
+  size_t i = 0, j = 0;
   zOut[j++] = '\'';
-  for(size_t i=0; i<n && j+3<nOut; i++){
+  /* Room is kept for the closing quote, "..." and the NUL. */
+  while( i<n && j + (z[i]=='\'' ? 2 : 1) + 5 <= nOut ){
     if( z[i]=='\'' ) zOut[j++] = '\'';
-    zOut[j++] = z[i];
+    zOut[j++] = z[i++];
+  }
+  /* A cut inside a UTF-8 character backs off to its first byte. */
+  while( i<n && i>0 && ((unsigned char)z[i] & 0xC0)==0x80 ){
+    i--;
+    j--;
   }
   zOut[j++] = '\'';
+  if( i<n ){
+    memcpy(&zOut[j], "...", 3);
+    j += 3;
+  }
   zOut[j] = 0;
 }
 

@@ -144,8 +144,9 @@ const char *ring_check_name(const char *z, size_t n);
 
 /*
 ** Node name z (n bytes) as messages quote names, into zOut (nOut bytes, at
-** least 3): in single quotes, a quote inside doubled (as SQL writes a
-** string), cut short to fit.
+** least 6): in single quotes, a quote inside doubled (as SQL writes a
+** string); cut short to fit, at a UTF-8 character, with "..." after the
+** closing quote.
 */
 void ring_quote_name(char *zOut, size_t nOut, const char *z, size_t n);
 

@@ -114,16 +114,48 @@ int catalog_list_schemas(sqlite3 *db, char ***pazSchema, int *pn){
   return SQLITE_OK;
 }
 
-int catalog_list_rings(sqlite3 *db, char **pzList, int *pnRing,
-                       char **pzSchema, char **pzName){
+/* Append part z of a ring spec inside a message's single quotes (a quote
+** doubled), as an identifier in double quotes if bQuote (a double quote
+** doubled too). */
+static void append_spec_part(sqlite3_str *pOut, const char *z, int bQuote){
+  if( bQuote ) sqlite3_str_appendchar(pOut, 1, '"');
+  for(; *z; z++){
+    if( *z=='\'' || (bQuote && *z=='"') ) sqlite3_str_appendchar(pOut, 1, *z);
+    sqlite3_str_appendchar(pOut, 1, *z);
+  }
+  if( bQuote ) sqlite3_str_appendchar(pOut, 1, '"');
+}
+
+/* Append ring zSchema.zName as a message names it: the spec that names
+** it, in single quotes ('main.shards'), with a part quoted where the spec
+** needs it to name the ring (a '@', a leading '"'; in the schema a '.'
+** too): 'main."a@b"'. */
+static void append_ring_spec(sqlite3_str *pOut, const char *zSchema,
+                             const char *zName){
+  sqlite3_str_appendchar(pOut, 1, '\'');
+  append_spec_part(pOut, zSchema, zSchema[0]=='"' || strchr(zSchema, '@')
+                                  || strchr(zSchema, '.'));
+  sqlite3_str_appendchar(pOut, 1, '.');
+  append_spec_part(pOut, zName, zName[0]=='"' || strchr(zName, '@'));
+  sqlite3_str_appendchar(pOut, 1, '\'');
+}
+
+/*
+** The chash tables of schema zOnly (NULL: of every schema, in SQLite's
+** search order) into pList, comma-separated, the first nMax of them (all if
+** nMax<0); *pnRing counts all. *pzSchema and *pzName (if pzSchema is not
+** NULL) get the first one's.
+*/
+static int list_rings(sqlite3 *db, const char *zOnly, int nMax,
+                      sqlite3_str *pList, int *pnRing, char **pzSchema,
+                      char **pzName){
   char **azSchema = NULL;
   int nSchema = 0;
   int rc = catalog_list_schemas(db, &azSchema, &nSchema);
   if( rc!=SQLITE_OK ) return rc;
-  sqlite3_str *pList = sqlite3_str_new(db);
   *pnRing = 0;
-  *pzSchema = *pzName = NULL;
   for(int i=0; rc==SQLITE_OK && i<nSchema; i++){
+    if( zOnly && sqlite3_stricmp(zOnly, azSchema[i])!=0 ) continue;
     sqlite3_stmt *pStmt = NULL;
     rc = chash_prepare_fmt(db, &pStmt, 0,
         "SELECT name, sql FROM \"%w\".sqlite_schema WHERE type='table'"
@@ -133,18 +165,28 @@ int catalog_list_rings(sqlite3 *db, char **pzList, int *pnRing,
       const char *zName = (const char *)sqlite3_column_text(pStmt, 0);
       const char *zSql = (const char *)sqlite3_column_text(pStmt, 1);
       if( zName==NULL || zSql==NULL || !is_chash_sql(zSql) ) continue;
-      if( *pnRing==0 ){
+      if( *pnRing==0 && pzSchema ){
         *pzSchema = sqlite3_mprintf("%s", azSchema[i]);
         *pzName = sqlite3_mprintf("%s", zName);
       }
-      sqlite3_str_appendf(pList, "%s'%q.%q'", *pnRing ? ", " : "",
-                          azSchema[i], zName);
+      if( nMax<0 || *pnRing<nMax ){
+        if( *pnRing ) sqlite3_str_appendall(pList, ", ");
+        append_ring_spec(pList, azSchema[i], zName);
+      }
       (*pnRing)++;
     }
     sqlite3_finalize(pStmt);
     if( rc==SQLITE_DONE ) rc = SQLITE_OK;
   }
   catalog_free_schemas(azSchema, nSchema);
+  return rc;
+}
+
+int catalog_list_rings(sqlite3 *db, char **pzList, int *pnRing,
+                       char **pzSchema, char **pzName){
+  sqlite3_str *pList = sqlite3_str_new(db);
+  *pzSchema = *pzName = NULL;
+  int rc = list_rings(db, NULL, -1, pList, pnRing, pzSchema, pzName);
   /* sqlite3_str_finish() gives NULL for an empty list too (no rings), so
   ** out-of-memory is told by the error code, not by NULL. */
   if( rc==SQLITE_OK ) rc = sqlite3_str_errcode(pList);
@@ -161,4 +203,32 @@ int catalog_list_rings(sqlite3 *db, char **pzList, int *pnRing,
   }
   *pzList = zList;
   return SQLITE_OK;
+}
+
+/* A "no such ring" message lists at most this many rings. */
+#define CATALOG_HINT_RINGS 10
+
+int catalog_ring_hint(sqlite3 *db, const char *zSchema, char **pzHint){
+  int nRing = 0;
+  *pzHint = NULL;
+  sqlite3_str *pList = sqlite3_str_new(db);
+  int rc = list_rings(db, zSchema, CATALOG_HINT_RINGS, pList, &nRing, NULL,
+                      NULL);
+  if( nRing>CATALOG_HINT_RINGS ){
+    sqlite3_str_appendf(pList, ", ... (%d in all)", nRing);
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_str_errcode(pList);
+  char *zList = sqlite3_str_finish(pList);
+  if( rc==SQLITE_OK ){
+    if( nRing==0 ){
+      *pzHint = zSchema ? sqlite3_mprintf("schema %Q has no ring", zSchema)
+                        : sqlite3_mprintf("there is no ring");
+    }else{
+      *pzHint = zSchema ? sqlite3_mprintf("rings in %Q: %s", zSchema, zList)
+                        : sqlite3_mprintf("rings: %s", zList);
+    }
+    if( *pzHint==NULL ) rc = SQLITE_NOMEM;
+  }
+  sqlite3_free(zList);
+  return rc;
 }

@@ -149,6 +149,15 @@ int chash_exec_fmt(sqlite3 *db, const char *zFmt, ...){
   return rc;
 }
 
+const char *chash_cut_mark(const char *z){
+  int nChar = 0;
+  for(; *z; z++){
+    /* UTF-8 continuation bytes do not start a character. */
+    if( ((unsigned char)*z & 0xC0)!=0x80 && ++nChar>60 ) return "...";
+  }
+  return "";
+}
+
 int64_t chash_random_int64(void){
   int64_t v;
   sqlite3_randomness(sizeof(v), &v);

@@ -101,8 +101,9 @@ static void hash_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
       if( eType==SQLITE_TEXT && zHash==NULL ){
         zMsg = NULL;                                 /* out of memory */
       }else if( eType==SQLITE_TEXT ){
-        zMsg = sqlite3_mprintf("ch_hash: unknown hash %Q; accepted: %s",
-                               zHash, hash_names(zList, sizeof(zList)));
+        zMsg = sqlite3_mprintf("ch_hash: unknown hash " CHASH_ECHO
+                               "; accepted: %s", zHash, chash_cut_mark(zHash),
+                               hash_names(zList, sizeof(zList)));
       }else{
         zMsg = sqlite3_mprintf("ch_hash: the hash name must be text, not %s; "
                                "accepted: %s", azType[eType],

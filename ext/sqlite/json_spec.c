@@ -60,8 +60,11 @@ static int json_nodes(sqlite3 *db, const char *z, int n, const char *zPath,
       break;
     }
     if( !bArray && strcmp(zType, "integer")!=0 && strcmp(zType, "real")!=0 ){
-      *pzErr = sqlite3_mprintf("JSON ring spec: the weight of node %Q is not "
-                               "a number", sqlite3_column_text(pStmt, 0));
+      const char *zNode = (const char *)sqlite3_column_text(pStmt, 0);
+      if( zNode==NULL ){ rc = SQLITE_NOMEM; break; }
+      *pzErr = sqlite3_mprintf("JSON ring spec: the weight of node "
+                               CHASH_ECHO " is not a number", zNode,
+                               chash_cut_mark(zNode));
       rc = SQLITE_ERROR;
       break;
     }
@@ -119,23 +122,32 @@ static int json_options(sqlite3 *db, const char *z, int n, ring_config *cfg,
         rc = SQLITE_ERROR;
         break;
       }
+      /* json_extract would read the first and drop the rest unseen. */
+      if( *pbNodes ){
+        *pzErr = sqlite3_mprintf("JSON ring spec: \"nodes\" is given more "
+                                 "than once");
+        rc = SQLITE_ERROR;
+        break;
+      }
       *pbNodes = 1;
       continue;
     }
     if( strcmp(zType, "integer")==0 && eValue==SQLITE_FLOAT ){
       /* SQLite's JSON reads an integer above 2^63-1 as a REAL, which has
       ** lost its last digits. */
-      *pzErr = sqlite3_mprintf("JSON ring spec: option %s is a number above "
-                               "9223372036854775807, which a JSON number "
-                               "cannot carry exactly: write it as a string, "
-                               "e.g. \"%s\": \"18446744073709551615\"",
-                               zKey, zKey);
+      *pzErr = sqlite3_mprintf("JSON ring spec: option %!.60s%s is a number "
+                               "above 9223372036854775807, which a JSON "
+                               "number cannot carry exactly: write it as a "
+                               "string, e.g. \"%!.60s\": "
+                               "\"18446744073709551615\"",
+                               zKey, chash_cut_mark(zKey), zKey);
       rc = SQLITE_ERROR;
       break;
     }
     if( strcmp(zType, "text")!=0 && strcmp(zType, "integer")!=0 ){
-      *pzErr = sqlite3_mprintf("JSON ring spec: option %s must be a string or "
-                               "an integer", zKey);
+      *pzErr = sqlite3_mprintf("JSON ring spec: option %!.60s%s must be a "
+                               "string or an integer", zKey,
+                               chash_cut_mark(zKey));
       rc = SQLITE_ERROR;
       break;
     }

@@ -61,6 +61,7 @@ struct chash_conn {
                            ** their table and the connection's state */
   ring_cache_entry aBuilt[CONN_CACHE_SIZE];
   ring_cache_entry aResolved[FAST_CACHE_SIZE];
+  int bResolving;          /* a spec is being resolved (see resolve_enter) */
 };
 
 chash_conn *conn_new(sqlite3 *db){
@@ -94,6 +95,28 @@ void conn_free(void *pConn){
   ring_cache_clear(&conn->built);
   ring_cache_clear(&conn->resolved);
   sqlite3_free(conn);
+}
+
+/*
+** Resolving a spec runs only chash's own queries on shadow tables, so a
+** resolution begun while one runs was started by SQL hidden in them (a view
+** put in a shadow table's place after it was last checked, a virtual
+** table's module) and would recurse until the stack is gone: refused.
+** 0 if the caller may go on (and must call resolve_leave), else 1 with the
+** error in *pzErr.
+*/
+static int resolve_enter(chash_conn *conn, const char *zFunc, char **pzErr){
+  if( conn->bResolving ){
+    *pzErr = sqlite3_mprintf("%s: called while a ring's shadow tables are "
+                             "read (they run SQL: a damaged file?)", zFunc);
+    return 1;
+  }
+  conn->bResolving = 1;
+  return 0;
+}
+
+static void resolve_leave(chash_conn *conn){
+  conn->bResolving = 0;
 }
 
 /* A new reference to the built ring for (zKey, tag), or NULL. */
@@ -177,11 +200,12 @@ static int table_ring_read(chash_conn *conn, const char *zSchema,
     if( iVersion<0 || iVersion>nCurrent ){
       /* An integer spec is a version of the default ring. */
       *pzErr = sqlite3_mprintf(pSpec->kind==RING_SPEC_NAMED
-                               ? "no such version: %Q (ring '%q.%q' has "
-                                 "versions 0 to %lld)"
-                               : "no such version: %s of the default ring "
+                               ? "no such version: " CHASH_ECHO " (ring "
+                                 "'%q.%q' has versions 0 to %lld)"
+                               : "no such version: %s%s of the default ring "
                                  "(ring '%q.%q' has versions 0 to %lld)",
-                               zSpec, zSchema, zName, (long long)nCurrent);
+                               zSpec, chash_cut_mark(zSpec), zSchema, zName,
+                               (long long)nCurrent);
       return SQLITE_ERROR;
     }
   }
@@ -254,8 +278,13 @@ int spec_current_ring(chash_conn *conn, const char *zSchema,
   int64_t stamp;
   ring_spec current;
   ring_spec_default(&current);
-  return table_ring(conn, zSchema, zName, &current, zName, ppRing, &stamp,
-                    pzErr);
+  if( resolve_enter(conn, zName, pzErr) ){
+    return *pzErr ? SQLITE_CORRUPT_VTAB : SQLITE_NOMEM;
+  }
+  int rc = table_ring(conn, zSchema, zName, &current, zName, ppRing, &stamp,
+                      pzErr);
+  resolve_leave(conn);
+  return rc;
 }
 
 /* Record which table a spec named, and its stamp, for callers that ask
@@ -303,19 +332,25 @@ static int default_ring(chash_conn *conn, const ring_spec *pSpec,
 }
 
 /*
-** The chash table that the n bytes at zTable ([schema.]name, no version;
-** nSchema: the bytes before its first dot) name: the schema it is in and
-** its name as stored, in *pzSchema and *pzName (freed by the caller). zSpec
-** is the spec as written, for the messages.
+** The chash table that spec p names (NAMED: [schema.]name, the version left
+** aside): the schema it is in and its name as stored, in *pzSchema and
+** *pzName (freed by the caller). zSpec is the spec as written, for the
+** messages.
 */
-static int find_ring_table(sqlite3 *db, const char *zTable, size_t n,
-                           size_t nSchema, const char *zSpec,
+static int find_ring_table(sqlite3 *db, const ring_spec *p, const char *zSpec,
                            char **pzSchema, char **pzName, char **pzErr){
   *pzSchema = *pzName = NULL;
-  char *zCopy = sqlite3_mprintf("%.*s", (int)n, zTable);
+  /* The schema and the table unquoted, and the whole name as written. */
+  char *zCopy = sqlite3_malloc64(p->schema_len + p->table_len + p->name_len
+                                 + 3);
   if( zCopy==NULL ) return SQLITE_NOMEM;
-  /* schema.name if the part before the first dot is a schema; else the
-  ** whole is the table name, looked up in temp, main, then attached. */
+  char *zSchemaPart = zCopy;
+  char *zTablePart = zSchemaPart + p->schema_len + 1;
+  char *zWhole = zTablePart + p->table_len + 1;
+  ring_spec_unquote(p->schema, p->schema_len, zSchemaPart);
+  ring_spec_unquote(p->table, p->table_len, zTablePart);
+  memcpy(zWhole, p->name, p->name_len);
+  zWhole[p->name_len] = 0;
   char **azSchema = NULL;
   int nList = 0;
   int rc = catalog_list_schemas(db, &azSchema, &nList);
@@ -323,16 +358,22 @@ static int find_ring_table(sqlite3 *db, const char *zTable, size_t n,
     sqlite3_free(zCopy);
     return rc;
   }
-  const char *zName = zCopy;
+  /* No schema: the name is looked up in temp, main, then attached. A
+  ** schema that is not there names no ring, unless the spec was 'x.y' with
+  ** nothing quoted, which is then the table 'x.y'. */
+  const char *zName = zTablePart;
   int iOnly = -1;
-  if( nSchema<n ){
+  if( p->schema ){
+    iOnly = nList;
     for(int i=0; i<nList; i++){
-      if( sqlite3_strnicmp(azSchema[i], zCopy, (int)nSchema)==0
-       && azSchema[i][nSchema]==0 ){
+      if( sqlite3_stricmp(azSchema[i], zSchemaPart)==0 ){
         iOnly = i;
-        zName = zCopy + nSchema + 1;
         break;
       }
+    }
+    if( iOnly==nList && p->schema_if_exists ){
+      iOnly = -1;
+      zName = zWhole;
     }
   }
   int found = 0;
@@ -346,10 +387,18 @@ static int find_ring_table(sqlite3 *db, const char *zTable, size_t n,
   if( found<0 ){
     rc = -found;
   }else if( found==0 || *zName==0 ){
-    *pzErr = sqlite3_mprintf("no such ring: %Q", zSpec);
-    rc = SQLITE_ERROR;
+    char *zHint = NULL;
+    rc = catalog_ring_hint(db, iOnly>=0 && iOnly<nList ? azSchema[iOnly] : 0,
+                           &zHint);
+    if( rc==SQLITE_OK ){
+      *pzErr = sqlite3_mprintf("no such ring: " CHASH_ECHO "; %s", zSpec,
+                               chash_cut_mark(zSpec), zHint);
+      rc = SQLITE_ERROR;
+    }
+    sqlite3_free(zHint);
   }else if( found==2 ){
-    *pzErr = sqlite3_mprintf("not a chash ring: %Q", zSpec);
+    *pzErr = sqlite3_mprintf("not a chash ring: " CHASH_ECHO, zSpec,
+                             chash_cut_mark(zSpec));
     rc = SQLITE_ERROR;
   }else{
     *pzSchema = sqlite3_mprintf("%s", azSchema[iSchema]);
@@ -369,8 +418,7 @@ static int named_ring(chash_conn *conn, const ring_spec *pSpec,
                       const char *zSpec, ring **ppRing, spec_table *pWhere,
                       char **pzErr){
   char *zSchema = NULL, *zTable = NULL;
-  int rc = find_ring_table(conn->db, pSpec->name, pSpec->name_len,
-                           pSpec->schema_len, zSpec, &zSchema, &zTable, pzErr);
+  int rc = find_ring_table(conn->db, pSpec, zSpec, &zSchema, &zTable, pzErr);
   if( rc==SQLITE_OK ){
     int64_t stamp;
     rc = table_ring(conn, zSchema, zTable, pSpec, zSpec, ppRing, &stamp,
@@ -616,9 +664,16 @@ int spec_arg_resolve(chash_conn *conn, const spec_arg *a, const char *zFunc,
                      spec_checked *pChecked, char **pzErr){
   char *zErr = NULL;
   *ppRing = NULL;
-  if( fast_get(conn, a, ppRing, pWhere, pChecked) ) return SQLITE_OK;
+  if( resolve_enter(conn, zFunc, pzErr) ){
+    return *pzErr ? SQLITE_CORRUPT_VTAB : SQLITE_NOMEM;
+  }
+  if( fast_get(conn, a, ppRing, pWhere, pChecked) ){
+    resolve_leave(conn);
+    return SQLITE_OK;
+  }
   spec_table where = { NULL, NULL, 0 };
   int rc = resolve(conn, a->eType, a->z, a->n, a->i, ppRing, &where, &zErr);
+  resolve_leave(conn);
   if( rc==SQLITE_OK ){
     fast_put(conn, a, *ppRing, &where);
     if( pWhere ){
@@ -716,12 +771,12 @@ int spec_ring_table(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
       rc = SQLITE_ERROR;
     }else if( spec.kind!=RING_SPEC_NAMED || spec.when!=RING_SPEC_CURRENT ){
       /* Versions and inline rings are built from a table, not stored. */
-      zErr = sqlite3_mprintf("%Q is not a chash table: name the table, "
-                             "which holds every version", z);
+      zErr = sqlite3_mprintf(CHASH_ECHO " is not a chash table: name the "
+                             "table, which holds every version", z,
+                             chash_cut_mark(z));
       rc = SQLITE_ERROR;
     }else{
-      rc = find_ring_table(conn->db, spec.name, spec.name_len,
-                           spec.schema_len, z, pzSchema, pzName, &zErr);
+      rc = find_ring_table(conn->db, &spec, z, pzSchema, pzName, &zErr);
     }
   }
   if( rc!=SQLITE_OK ){

@@ -72,6 +72,15 @@ int chash_vtab_error(sqlite3_vtab *pVtab, int rc, const char *zFmt, ...);
 int chash_prepare_fmt(sqlite3 *db, sqlite3_stmt **ppStmt, unsigned flags,
                       const char *zFmt, ...);
 
+/*
+** Messages echo what the caller wrote (a spec, a name) cut after 60
+** characters, so that a megabyte spec is not repeated whole: the format
+** CHASH_ECHO ("%!.60Q%s") takes the text, then chash_cut_mark of it ("..."
+** if it was cut, else "").
+*/
+#define CHASH_ECHO "%!.60Q%s"
+const char *chash_cut_mark(const char *z);
+
 /* A random 64-bit integer, from SQLite's generator (stamps, tags). */
 int64_t chash_random_int64(void);
 
@@ -118,7 +127,27 @@ int store_rename(sqlite3 *db, const char *zSchema, const char *zOld,
 /* The shadow table suffixes, for xShadowName. */
 int store_is_shadow_suffix(const char *zSuffix);
 
-/* Read %_config. On error *pzErr says what is wrong (corrupt ring). */
+/*
+** Are the shadow tables of zSchema.zName, where they exist, what the ring
+** made: ordinary tables (not views, not virtual tables), nodes and history
+** with rowids, and no trigger on any of them? Reading a view or writing
+** under a trigger would run SQL that a crafted file chose, which may call
+** chash again. SQLITE_OK with *pzProblem NULL, or saying what is not
+** (freed by the caller: "r_config is a view, not a table"), or an error.
+** A missing table is left to the read that needs it.
+*/
+int store_check_tables(sqlite3 *db, const char *zSchema, const char *zName,
+                       char **pzProblem);
+
+/* The same as an error: SQLITE_CORRUPT_VTAB with *pzErr "ring 'main.r' is
+** corrupt: r_config is a view, not a table", or SQLITE_OK. */
+int store_check_corrupt(sqlite3 *db, const char *zSchema, const char *zName,
+                        char **pzErr);
+
+/* Read %_config. On error *pzErr says what is wrong (corrupt ring). A
+** shadow table that is not what the ring made (a view, a WITHOUT ROWID
+** table, a virtual table) is reported, not read; triggers, which only
+** writes meet, are left to store_open. */
 int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
                     store_info *pInfo, char **pzErr);
 
@@ -212,10 +241,17 @@ int catalog_find_ring(sqlite3 *db, const char *zSchema, const char *zName,
 int catalog_list_schemas(sqlite3 *db, char ***pazSchema, int *pn);
 void catalog_free_schemas(char **azSchema, int n);
 
-/* Every chash table of the connection as "schema.name", comma-separated,
-** in SQLite's search order (temp, main, attached); *pnRing counts them. */
+/* Every chash table of the connection as 'schema.name', comma-separated,
+** in SQLite's search order (temp, main, attached), each written as the spec
+** that names it ('main."a@b"'); *pnRing counts them, *pzSchema and *pzName
+** get the first one's. */
 int catalog_list_rings(sqlite3 *db, char **pzList, int *pnRing,
                        char **pzSchema, char **pzName);
+
+/* What a "no such ring" message adds: the rings of schema zSchema (NULL:
+** of every schema), "rings: 'main.a', 'main.b'", the first 10 and a count
+** of the rest, or "there is no ring". New string in *pzHint. */
+int catalog_ring_hint(sqlite3 *db, const char *zSchema, char **pzHint);
 
 /* ------------------------------------------------------------ json_spec.c */
 

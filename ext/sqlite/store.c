@@ -102,12 +102,43 @@ int store_create(sqlite3 *db, const char *zSchema, const char *zName,
   return rc;
 }
 
+/* The WHERE clause that picks the schema rows of zName's shadow tables and
+** of whatever else is on them (indexes, triggers): %q-escaped three times. */
+#define SHADOW_ROWS "tbl_name COLLATE NOCASE IN ('%q_config', '%q_nodes'," \
+                    " '%q_history')"
+
+/*
+** Drops the shadow tables that are ordinary tables, and only those: a view
+** or a virtual table of one of their names (in a damaged or crafted file)
+** was never the ring's, dropping a virtual table would run its module, and
+** DROP TABLE must work on any damaged ring. What is left stays, under the
+** name it has.
+*/
 int store_drop(sqlite3 *db, const char *zSchema, const char *zName){
-  return chash_exec_fmt(db,
-    "DROP TABLE IF EXISTS \"%w\".\"%w_config\";"
-    "DROP TABLE IF EXISTS \"%w\".\"%w_nodes\";"
-    "DROP TABLE IF EXISTS \"%w\".\"%w_history\";",
-    zSchema, zName, zSchema, zName, zSchema, zName);
+  sqlite3_stmt *pStmt = NULL;
+  int rc = chash_prepare_fmt(db, &pStmt, 0,
+      "SELECT name FROM \"%w\".sqlite_schema WHERE type='table'"
+      " AND sql NOT LIKE 'CREATE VIRTUAL%%' AND " SHADOW_ROWS,
+      zSchema, zName, zName, zName);
+  if( rc!=SQLITE_OK ) return rc;
+  /* Collected first: a table cannot be dropped while a statement reads the
+  ** schema. */
+  sqlite3_str *pDrop = sqlite3_str_new(db);
+  int bNoMem = 0;
+  while( !bNoMem && sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zTable = (const char *)sqlite3_column_text(pStmt, 0);
+    bNoMem = zTable==NULL;
+    if( zTable ){
+      sqlite3_str_appendf(pDrop, "DROP TABLE \"%w\".\"%w\";", zSchema, zTable);
+    }
+  }
+  rc = sqlite3_finalize(pStmt);
+  if( bNoMem ) rc = SQLITE_NOMEM;
+  if( rc==SQLITE_OK ) rc = sqlite3_str_errcode(pDrop);
+  char *zDrop = sqlite3_str_finish(pDrop);
+  if( rc==SQLITE_OK && zDrop ) rc = sqlite3_exec(db, zDrop, NULL, NULL, NULL);
+  sqlite3_free(zDrop);
+  return rc;
 }
 
 int store_rename(sqlite3 *db, const char *zSchema, const char *zOld,
@@ -130,16 +161,142 @@ static int config_int(sqlite3_stmt *pStmt, int64_t lo, int64_t *pOut){
   return 0;
 }
 
+/* Does the CREATE TABLE statement zSql make a WITHOUT ROWID table? Its
+** options follow the last ')'. */
+static int sql_without_rowid(const char *zSql){
+  const char *z = strrchr(zSql, ')');
+  for(z = z ? z+1 : zSql; *z; z++){
+    if( sqlite3_strnicmp(z, "WITHOUT", 7)==0 ) return 1;
+  }
+  return 0;
+}
+
+/* What is wrong with the schema row of a shadow table or of a trigger on
+** one (zType, zObj, the table zTable, zSql as sqlite_schema has them), or
+** NULL if nothing is. zName is the ring's. */
+static char *shadow_row_problem(const char *zName, const char *zType,
+                                const char *zObj, const char *zTable,
+                                const char *zSql, int *pbNoMem){
+  char *zProblem;
+  /* config is WITHOUT ROWID; nodes and history number their rows by rowid
+  ** (INTEGER PRIMARY KEY). */
+  int bRowid = sqlite3_stricmp(zTable + strlen(zName), "_config")!=0;
+  if( strcmp(zType, "trigger")==0 ){
+    zProblem = sqlite3_mprintf("%s has a trigger, %s", zTable, zObj);
+  }else if( strcmp(zType, "table")!=0 ){
+    zProblem = sqlite3_mprintf("%s is a %s, not a table", zObj, zType);
+  }else if( zSql==NULL || sqlite3_strnicmp(zSql, "CREATE TABLE", 12)!=0 ){
+    zProblem = sqlite3_mprintf("%s is a virtual table, not an ordinary table",
+                               zObj);
+  }else if( bRowid && sql_without_rowid(zSql) ){
+    zProblem = sqlite3_mprintf("%s is a WITHOUT ROWID table", zObj);
+  }else{
+    return NULL;
+  }
+  if( zProblem==NULL ) *pbNoMem = 1;
+  return zProblem;
+}
+
+int store_check_tables(sqlite3 *db, const char *zSchema, const char *zName,
+                       char **pzProblem){
+  sqlite3_stmt *pStmt = NULL;
+  int bNoMem = 0;
+  *pzProblem = NULL;
+  int rc = chash_prepare_fmt(db, &pStmt, 0,
+      "SELECT type, name, tbl_name, sql FROM \"%w\".sqlite_schema"
+      " WHERE type<>'index' AND " SHADOW_ROWS, zSchema, zName, zName, zName);
+  while( rc==SQLITE_OK && *pzProblem==NULL && !bNoMem
+      && sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zType = (const char *)sqlite3_column_text(pStmt, 0);
+    const char *zObj = (const char *)sqlite3_column_text(pStmt, 1);
+    const char *zTable = (const char *)sqlite3_column_text(pStmt, 2);
+    if( zType && zObj && zTable ){
+      *pzProblem = shadow_row_problem(zName, zType, zObj, zTable,
+                     (const char *)sqlite3_column_text(pStmt, 3), &bNoMem);
+    }
+  }
+  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt);
+  if( bNoMem ) rc = SQLITE_NOMEM;
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(*pzProblem);
+    *pzProblem = NULL;
+  }
+  return rc;
+}
+
+/*
+** The test without a statement, on every read of a ring (a statement more
+** would add a third to a ring's lookup): does each shadow table look like
+** the ring's, a table and not a view, the nodes' id and the history's seq
+** the INTEGER PRIMARY KEY of a rowid table (which a virtual table put in
+** their place lacks)? 1 if so, 0 if not (or if one is missing: the read
+** says so, once store_check_tables has found nothing else), -1 if out of
+** memory.
+*/
+static int shadow_tables_look_right(sqlite3 *db, const char *zSchema,
+                                    const char *zName){
+  static const char *const azSuffix[] = { "config", "nodes", "history" };
+  static const char *const azKey[] = { NULL, "id", "seq" };
+  int bRight = 1;
+  for(int i=0; bRight && i<3; i++){
+    char *zTable = sqlite3_mprintf("%s_%s", zName, azSuffix[i]);
+    const char *zType = NULL;
+    int bKey = 0;
+    if( zTable==NULL ) return -1;
+    bRight = sqlite3_table_column_metadata(db, zSchema, zTable, azKey[i],
+                                           &zType, NULL, NULL, &bKey,
+                                           NULL)==SQLITE_OK;
+    if( bRight && azKey[i] ){
+      bRight = bKey && sqlite3_stricmp(zType, "INTEGER")==0
+            && sqlite3_table_column_metadata(db, zSchema, zTable, "rowid",
+                                             NULL, NULL, NULL, NULL,
+                                             NULL)==SQLITE_OK;
+    }
+    sqlite3_free(zTable);
+  }
+  return bRight;
+}
+
+int store_check_corrupt(sqlite3 *db, const char *zSchema, const char *zName,
+                        char **pzErr){
+  char *zProblem = NULL;
+  int rc = store_check_tables(db, zSchema, zName, &zProblem);
+  if( rc==SQLITE_OK && zProblem ){
+    *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: %s", zSchema, zName,
+                             zProblem);
+    rc = *pzErr ? SQLITE_CORRUPT_VTAB : SQLITE_NOMEM;
+  }else if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
+    *pzErr = sqlite3_mprintf("ring '%q.%q': %s", zSchema, zName,
+                             sqlite3_errmsg(db));
+  }
+  sqlite3_free(zProblem);
+  return rc;
+}
+
 int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
                     store_info *pInfo, char **pzErr){
   sqlite3_stmt *pStmt = NULL;
-  int rc = chash_prepare_fmt(db, &pStmt, 0,
+  int rc = SQLITE_OK;
+  switch( shadow_tables_look_right(db, zSchema, zName) ){
+    case -1: return SQLITE_NOMEM;
+    case 0:  rc = store_check_corrupt(db, zSchema, zName, pzErr); break;
+  }
+  if( rc!=SQLITE_OK ) return rc;
+  rc = chash_prepare_fmt(db, &pStmt, 0,
       "SELECT key, value FROM \"%w\".\"%w_config\"", zSchema, zName);
   if( rc==SQLITE_NOMEM ) return rc;
   if( rc!=SQLITE_OK ){
-    *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: cannot read %s_config: "
-                             "%s", zSchema, zName, zName, sqlite3_errmsg(db));
-    return SQLITE_CORRUPT_VTAB;
+    /* A virtual table there looks right, but no read may use one. */
+    char *zRead = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    if( zRead==NULL ) return SQLITE_NOMEM;
+    rc = store_check_corrupt(db, zSchema, zName, pzErr);
+    if( rc==SQLITE_OK ){
+      *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: cannot read "
+                               "%s_config: %s", zSchema, zName, zName, zRead);
+      rc = SQLITE_CORRUPT_VTAB;
+    }
+    sqlite3_free(zRead);
+    return rc;
   }
   memset(pInfo, 0, sizeof(*pInfo));
   ring_config_default(&pInfo->config);

@@ -377,12 +377,24 @@ static int node_arg(chash_vtab *p, sqlite3_value *v, const char **pz, int *pn){
   return SQLITE_OK;
 }
 
-/* The weight in v (NULL: 1 when bDefault), checked. */
-static int weight_arg(chash_vtab *p, sqlite3_value *v, int bDefault, double *pW){
+/*
+** The weight in v, checked. SQLite hands a virtual table an omitted column
+** as NULL, so on INSERT (bInsert) a NULL the statement wrote is the default
+** 1: it cannot be told from an omitted weight. A NULL bound as a parameter
+** can be told, and is refused, as any NULL weight of an UPDATE is: a host
+** language's NaN is bound as NULL and must not become 1 unseen.
+*/
+static int weight_arg(chash_vtab *p, sqlite3_value *v, int bInsert, double *pW){
   int eType = sqlite3_value_numeric_type(v);
-  if( eType==SQLITE_NULL && bDefault ){
-    *pW = 1.0;
-    return SQLITE_OK;
+  if( eType==SQLITE_NULL ){
+    if( bInsert && !sqlite3_value_frombind(v) ){
+      *pW = 1.0;
+      return SQLITE_OK;
+    }
+    vtab_error(p, "%s: weight must not be NULL (a NaN is bound as NULL): "
+               "leave the weight out of an INSERT for the default 1",
+               p->zName);
+    return SQLITE_ERROR;
   }
   double w = sqlite3_value_double(v);
   if( (eType!=SQLITE_INTEGER && eType!=SQLITE_FLOAT)
@@ -390,8 +402,7 @@ static int weight_arg(chash_vtab *p, sqlite3_value *v, int bDefault, double *pW)
     const char *zText = (const char *)sqlite3_value_text(v);
     vtab_error(p, "%s: weight must be a positive finite number at most %g, "
                "not %.40s", p->zName, RING_MAX_WEIGHT,
-               eType==SQLITE_NULL ? "NULL" : eType==SQLITE_BLOB ? "a blob"
-               : zText ? zText : "?");
+               eType==SQLITE_BLOB ? "a blob" : zText ? zText : "?");
     return SQLITE_ERROR;
   }
   const char *zBad = ring_check_weight(&store_info_of(p->store)->config, w);

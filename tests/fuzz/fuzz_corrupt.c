@@ -3,9 +3,13 @@
 ** and history is damaged with defensive mode off, as the input says: each
 ** 4-byte group picks a shadow table, a row, a column and a new value
 ** (NULL, an integer, a real, text or a blob, some of them extreme), or
-** deletes or duplicates a row. Then every function and the table itself
-** are used. Errors are expected; crashes, sanitizer reports and leaks are
-** not. (tests/sql/corrupt.test checks the wording of the errors.)
+** deletes or duplicates a row; a group starting with 0xFF instead puts in
+** place of a shadow table something that is not an ordinary table, as a
+** crafted file may (a view that calls chash on the ring, a trigger that
+** writes it, a virtual table). Then every function and the table itself
+** are used, and the table is dropped. Errors are expected; crashes,
+** sanitizer reports and leaks are not. (tests/sql/corrupt.test checks the
+** wording of the errors.)
 */
 #include "fuzz.h"
 
@@ -29,6 +33,18 @@ static const char *const azValue[] = {
   "'stamp'", "'points'", "'nextid'", "'created'",
 };
 
+/* What group 0xFF t k puts in the place of shadow table t (k picks one;
+** each %s is the table's name). */
+static const char *const azReplace[] = {
+  "CREATE TABLE saved_%s AS SELECT * FROM %s; DROP TABLE %s;"
+  " CREATE VIEW %s AS SELECT * FROM saved_%s WHERE ch_locate('k', 'r') IS NOT NULL",
+  "CREATE TRIGGER again_%s AFTER INSERT ON %s BEGIN"
+  " INSERT INTO r(node) VALUES (hex(randomblob(4))); END",
+  "CREATE TRIGGER again_%s AFTER UPDATE ON %s BEGIN"
+  " SELECT ch_locate('k', 'r'); END",
+  "DROP TABLE %s; CREATE VIRTUAL TABLE %s USING chash",
+};
+
 /* Run the functions and the table on the damaged ring. */
 static void use_ring(sqlite3 *db){
   static const char *const azSql[] = {
@@ -39,7 +55,7 @@ static void use_ring(sqlite3 *db){
     "SELECT * FROM r WHERE node='a'", "SELECT * FROM r WHERE rowid=2",
     "INSERT INTO r(node) VALUES ('new')", "UPDATE r SET weight=2",
     "DELETE FROM r WHERE node='b'", "SELECT ch_locate('k')",
-    "SELECT ch_check('r')",
+    "SELECT ch_check('r')", "DROP TABLE r",
   };
   for(size_t i=0; i<sizeof(azSql)/sizeof(azSql[0]); i++){
     sqlite3_stmt *pStmt = NULL;
@@ -61,6 +77,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size){
     "UPDATE r SET node='d' WHERE node='c';", &nProgress);
   sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 0, (int *)0);
   for(size_t i=0; i+4<=size; i+=4){
+    if( data[i]==0xFF ){
+      const char *zT = azTable[data[i+1] % 3];
+      char *zSql = sqlite3_mprintf(
+          azReplace[data[i+2] % (sizeof(azReplace)/sizeof(azReplace[0]))],
+          zT, zT, zT, zT, zT);
+      fuzz_exec(db, zSql);
+      sqlite3_free(zSql);
+      continue;
+    }
     int t = data[i] % 3;
     int row = data[i+1] % 12;
     int col = data[i+2] % anCol[t];

@@ -7,7 +7,8 @@
  * table (ids 1..1000 as INTEGER, 'user:N' as TEXT): JS numbers (bound as
  * REAL; a REAL with a whole value hashes as that INTEGER), BigInt (bound as
  * INTEGER) and strings. Versions given as JS numbers select versions
- * (ch_moved(?, 1, 2)). 64-bit hashes read with safeIntegers are exact.
+ * (ch_moved(?, 1, 2)). 64-bit hashes read with safeIntegers are exact. A
+ * NaN weight (bound as NULL) is refused.
  */
 const path = require('path');
 const Database = require('better-sqlite3');
@@ -76,6 +77,18 @@ check('ch_hash with safeIntegers (BigInt) = its text in SQL', exact,
       ids.map((id) => hashText.get(BigInt(id))));
 check('some hashes are past 2^53 (a JS number would round them)',
       exact.some((h) => BigInt(h) > 2n ** 53n || BigInt(h) < -(2n ** 53n)), true);
+
+// better-sqlite3 binds a NaN as NULL: a NaN weight is refused, not taken as 1.
+let nanError = null;
+try {
+  db.prepare('INSERT INTO shards(node, weight) VALUES (?, ?)').run('db-e', NaN);
+} catch (e) {
+  nanError = String(e.message);
+}
+check('a NaN weight is refused', nanError,
+      'shards: weight must not be NULL (a NaN is bound as NULL): leave the weight out of an INSERT for the default 1');
+check('the refused row is not there',
+      db.prepare("SELECT count(*) FROM shards WHERE node = 'db-e'").pluck().get(), 0);
 
 db.close();
 console.log(passed + ' passed, ' + failed + ' failed');

@@ -74,6 +74,31 @@ with tempfile.TemporaryDirectory() as tmp:
           [str(h) for h in hashes],
           from_shell("SELECT ch_hash(k) FROM keys ORDER BY rowid"))
     check("some hashes need more than 53 bits", any(abs(h) > 2**53 for h in hashes), True)
+
+    # Python binds a NaN as NULL: a NaN weight is refused, not taken as 1.
+    def insert_error(weight):
+        try:
+            conn.execute("INSERT INTO shards(node, weight) VALUES (?, ?)", ("db-e", weight))
+        except sqlite3.Error as e:
+            return str(e)
+        return None
+    want = ("shards: weight must not be NULL (a NaN is bound as NULL): leave the"
+            " weight out of an INSERT for the default 1")
+    check("a NaN weight is refused", insert_error(float("nan")), want)
+    check("a None weight is refused", insert_error(None), want)
+    check("the refused rows are not there",
+          conn.execute("SELECT count(*) FROM shards WHERE node='db-e'").fetchone()[0], 0)
+    conn.rollback()
+
+    # load() leaves extension loading off, whatever it was before.
+    conn.enable_load_extension(True)
+    sqlite_chash.load(conn)
+    try:
+        conn.load_extension(shell_extension)
+        loading = "on"
+    except sqlite3.OperationalError:
+        loading = "off"
+    check("extension loading is off after load()", loading, "off")
     conn.close()
 
 print("%d passed, %d failed" % (passed, failed))

@@ -602,33 +602,75 @@ static void test_algorithms(void){
   CHECK( strncmp(zList, "ring, ketama, jump, rendezvous, maglev, modn", 44)==0 );
 }
 
-/* Ring specs: each form, parsed by hand-read expectations. */
+/* Ring specs: each form, parsed by hand-read expectations: the name as
+** written before any version, then the schema (NULL: none) and the table
+** unquoted, and whether the schema counts only if there is one by its
+** name. */
 static int spec_is(const char *z, ring_spec_kind kind, ring_spec_when when,
-                   int64_t version, const char *zName, size_t schema_len){
+                   int64_t version, const char *zName, const char *zSchema,
+                   const char *zTable, int bIfExists){
   ring_spec p;
-  char zErr[200];
+  char zErr[200], zPart[200];
   if( ring_spec_parse(z, strlen(z), &p, zErr, sizeof(zErr)) ) return 0;
-  return p.kind==kind && p.when==when && p.version==version
-      && p.name_len==strlen(zName) && memcmp(p.name, zName, p.name_len)==0
-      && p.schema_len==schema_len;
+  if( p.kind!=kind || p.when!=when || p.version!=version
+   || p.name_len!=strlen(zName) || memcmp(p.name, zName, p.name_len)!=0 ){
+    return 0;
+  }
+  if( kind==RING_SPEC_INLINE ) return 1;
+  if( (zSchema==NULL)!=(p.schema==NULL) || p.schema_if_exists!=bIfExists ){
+    return 0;
+  }
+  if( zSchema && (ring_spec_unquote(p.schema, p.schema_len, zPart)
+                    !=strlen(zSchema) || strcmp(zPart, zSchema)!=0) ){
+    return 0;
+  }
+  return ring_spec_unquote(p.table, p.table_len, zPart)==strlen(zTable)
+      && strcmp(zPart, zTable)==0;
 }
 
 static void test_spec(void){
-  CHECK( spec_is("shards", RING_SPEC_NAMED, RING_SPEC_CURRENT, 0, "shards", 6) );
-  CHECK( spec_is("shards@3", RING_SPEC_NAMED, RING_SPEC_VERSION, 3, "shards", 6) );
-  CHECK( spec_is("shards@-1", RING_SPEC_NAMED, RING_SPEC_RELATIVE, -1, "shards", 6) );
-  CHECK( spec_is("shards@-0", RING_SPEC_NAMED, RING_SPEC_RELATIVE, 0, "shards", 6) );
-  CHECK( spec_is("aux.shards@2", RING_SPEC_NAMED, RING_SPEC_VERSION, 2, "aux.shards", 3) );
-  CHECK( spec_is("a.b.c", RING_SPEC_NAMED, RING_SPEC_CURRENT, 0, "a.b.c", 1) );
+  const ring_spec_when CUR = RING_SPEC_CURRENT, VER = RING_SPEC_VERSION;
+  const ring_spec_kind NAMED = RING_SPEC_NAMED;
+  CHECK( spec_is("shards", NAMED, CUR, 0, "shards", NULL, "shards", 0) );
+  CHECK( spec_is("shards@3", NAMED, VER, 3, "shards", NULL, "shards", 0) );
+  CHECK( spec_is("shards@-1", NAMED, RING_SPEC_RELATIVE, -1, "shards", NULL,
+                 "shards", 0) );
+  CHECK( spec_is("shards@-0", NAMED, RING_SPEC_RELATIVE, 0, "shards", NULL,
+                 "shards", 0) );
+  CHECK( spec_is("aux.shards@2", NAMED, VER, 2, "aux.shards", "aux", "shards",
+                 1) );
+  CHECK( spec_is("a.b.c", NAMED, CUR, 0, "a.b.c", "a", "b.c", 1) );
   /* The last '@' starts the version: a name may hold one. */
-  CHECK( spec_is("me@host@12", RING_SPEC_NAMED, RING_SPEC_VERSION, 12, "me@host", 7) );
-  CHECK( spec_is("999999999999999999", RING_SPEC_NAMED, RING_SPEC_CURRENT, 0,
-                 "999999999999999999", 18) );
-  CHECK( spec_is("r@999999999999999999", RING_SPEC_NAMED, RING_SPEC_VERSION,
-                 999999999999999999LL, "r", 1) );
-  CHECK( spec_is("  [\"a\"]", RING_SPEC_INLINE, RING_SPEC_CURRENT, 0, "  [\"a\"]", 0) );
-  CHECK( spec_is("{\"nodes\":[]}", RING_SPEC_INLINE, RING_SPEC_CURRENT, 0,
-                 "{\"nodes\":[]}", 0) );
+  CHECK( spec_is("me@host@12", NAMED, VER, 12, "me@host", NULL, "me@host", 0) );
+  CHECK( spec_is("999999999999999999", NAMED, CUR, 0, "999999999999999999",
+                 NULL, "999999999999999999", 0) );
+  CHECK( spec_is("r@999999999999999999", NAMED, VER, 999999999999999999LL,
+                 "r", NULL, "r", 0) );
+  CHECK( spec_is("  [\"a\"]", RING_SPEC_INLINE, CUR, 0, "  [\"a\"]", NULL,
+                 NULL, 0) );
+  CHECK( spec_is("{\"nodes\":[]}", RING_SPEC_INLINE, CUR, 0,
+                 "{\"nodes\":[]}", NULL, NULL, 0) );
+  /* Quoted parts, as SQL quotes identifiers: any name can be written. */
+  CHECK( spec_is("\"a@b\"", NAMED, CUR, 0, "\"a@b\"", NULL, "a@b", 0) );
+  CHECK( spec_is("\"a@b\"@2", NAMED, VER, 2, "\"a@b\"", NULL, "a@b", 0) );
+  CHECK( spec_is("\"[x]\"", NAMED, CUR, 0, "\"[x]\"", NULL, "[x]", 0) );
+  CHECK( spec_is("\"{x}\"@-1", NAMED, RING_SPEC_RELATIVE, -1, "\"{x}\"", NULL,
+                 "{x}", 0) );
+  CHECK( spec_is("main.\"odd name\"", NAMED, CUR, 0, "main.\"odd name\"",
+                 "main", "odd name", 0) );
+  CHECK( spec_is("main.\"a.b@c\"@7", NAMED, VER, 7, "main.\"a.b@c\"", "main",
+                 "a.b@c", 0) );
+  CHECK( spec_is("\"my db\".r@1", NAMED, VER, 1, "\"my db\".r", "my db", "r",
+                 0) );
+  CHECK( spec_is("\"a.b\"", NAMED, CUR, 0, "\"a.b\"", NULL, "a.b", 0) );
+  CHECK( spec_is("\"say \"\"hi\"\"\"", NAMED, CUR, 0, "\"say \"\"hi\"\"\"",
+                 NULL, "say \"hi\"", 0) );
+  CHECK( spec_is("\"\"\"\"", NAMED, CUR, 0, "\"\"\"\"", NULL, "\"", 0) );
+  CHECK( spec_is("\"\"", NAMED, CUR, 0, "\"\"", NULL, "", 0) );
+  CHECK( spec_is("\"s\".\"t\"", NAMED, CUR, 0, "\"s\".\"t\"", "s", "t", 0) );
+  /* A quote that does not start a part is a character of the name. */
+  CHECK( spec_is("a\"b", NAMED, CUR, 0, "a\"b", NULL, "a\"b", 0) );
+  CHECK( spec_is("a.b\"", NAMED, CUR, 0, "a.b\"", "a", "b\"", 1) );
   ring_spec p;
   char zErr[200];
   static const char *const azBad[] = { "r@", "r@x", "r@1x", "r@--1", "r@+1",
@@ -637,7 +679,27 @@ static void test_spec(void){
     CHECK( ring_spec_parse(azBad[i], strlen(azBad[i]), &p, zErr, sizeof(zErr))==1 );
   }
   CHECK( ring_spec_parse("r@x", 3, &p, zErr, sizeof(zErr))==1
-         && has(zErr, "bad version in ring spec 'r@x'") );
+         && has(zErr, "bad version in ring spec 'r@x'")
+         && has(zErr, "\"a@b\"@2") );
+  static const char *const azBadQuote[] = { "\"a", "\"a\"\"", "\"a\"b",
+                                            "main.\"a", "\"a\"@",
+                                            "\"a\"@x", "main.\"a\"b" };
+  for(size_t i=0; i<sizeof(azBadQuote)/sizeof(azBadQuote[0]); i++){
+    CHECK( ring_spec_parse(azBadQuote[i], strlen(azBadQuote[i]), &p, zErr,
+                           sizeof(zErr))==1 );
+  }
+  CHECK( ring_spec_parse("\"ab", 3, &p, zErr, sizeof(zErr))==1
+         && has(zErr, "bad ring spec '\"ab': a quoted name needs its closing "
+                      "quote") );
+  CHECK( ring_spec_parse("\"a\"b", 4, &p, zErr, sizeof(zErr))==1
+         && has(zErr, "and then comes '.', '@' or the end") );
+  /* A long spec is echoed cut: its first 60 bytes, then "...". */
+  char zLong[1000];
+  memset(zLong, 'x', sizeof(zLong));
+  zLong[998] = '@';
+  CHECK( ring_spec_parse(zLong, sizeof(zLong), &p, zErr, sizeof(zErr))==1
+         && has(zErr, "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+                      "xxxx'...: write") );
   CHECK( ring_spec_parse("a\0b", 3, &p, zErr, sizeof(zErr))==1
          && has(zErr, "no such ring") );
   ring_spec_version(-2, &p);

@@ -31,8 +31,9 @@ def loadable_path():
 def load(conn):
     """Load chash into the sqlite3 connection conn.
 
-    Extension loading is switched on for the load only, and off again
-    after it, as it was before.
+    Extension loading is switched on for the load and off after it,
+    whatever it was before (Python's sqlite3 cannot tell): a caller that
+    loads other extensions itself switches it on again.
     """
     if not hasattr(conn, "enable_load_extension"):
         raise RuntimeError(
