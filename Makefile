@@ -3,7 +3,7 @@
 #   make            build the loadable extension chash.so (chash.dylib on
 #                   macOS, chash.dll on Windows; load it with: .load ./chash)
 #                   needing only a C compiler, SQLite's headers, xxHash's
-#                   header, nettle and zlib
+#                   header, nettle, zlib and libyaml
 #   make demo       the tour: sql/demo.sql in the sqlite3 shell
 #   make test       build, then run every tests/sql/*.test tests/gen/*.test and the unit tests
 #   make test-asan  the same, built with AddressSanitizer and UBSan
@@ -45,13 +45,15 @@ WERROR  ?=
 WARN     = -Wall -Wextra $(WERROR)
 STD      = -std=gnu11 -ffp-contract=off
 # ext/core: the pure C core (no SQLite); ext/algos: one file per algorithm;
-# ext/sqlite: the SQLite layer. The unit tests link the first two directly.
+# ext/config: the configuration files (pure C, libyaml); ext/sqlite: the
+# SQLite layer. The unit tests link the first two directly.
 CORE     = $(wildcard ext/core/*.c ext/algos/*.c)
-SRC      = $(CORE) $(wildcard ext/sqlite/*.c)
+SRC      = $(CORE) $(wildcard ext/config/*.c ext/sqlite/*.c)
 HDR      = $(wildcard ext/*/*.h) include/chash.h tests/unit/unit.h
-INC      = -Iext/core -Iext/algos -Iext/sqlite -Iinclude
-# xxHash is inlined from its header; MD5 is nettle's, CRC-32 zlib's.
-LIBS     = -lnettle -lz -lm
+INC      = -Iext/core -Iext/algos -Iext/config -Iext/sqlite -Iinclude
+# xxHash is inlined from its header; MD5 is nettle's, CRC-32 zlib's; YAML
+# (the nutcracker format) libyaml's.
+LIBS     = -lnettle -lz -lyaml -lm
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
 
 # The loadable's suffix is the one SQLite adds to ".load chash" here.
@@ -72,7 +74,7 @@ PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 
-DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev zlib1g-dev python3 python3-xxhash
+DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev zlib1g-dev libyaml-dev python3 python3-xxhash
 DEBS_HARD = clang libclang-rt-14-dev valgrind
 DEBS_PYTHON = python3-venv python3-pip python3-setuptools python3-wheel
 

@@ -414,4 +414,7 @@ int tvf_register(sqlite3 *db, chash_conn *conn);
 
 int vtab_register(sqlite3 *db, chash_conn *conn);
 
+/* ch_config and ch_export (config_funcs.c). */
+int config_funcs_register(sqlite3 *db, chash_conn *conn);
+
 #endif
