@@ -25,9 +25,10 @@
 ** `hash-balance-factor`, `hash-key` other than id, `defaults` by name.
 **
 ** Written: `backend NAME`, `balance uri`, the hash-type line, and a
-** `server NAME NAME weight W init-addr last,libc,none` line per node: the
-** ring holds no addresses, so each server's address is its name (resolved
-** when HAProxy starts; init-addr lets it start without); put yours in.
+** `server NAME NAME weight W init-addr none` line per node: the
+** ring holds no addresses, so each server's address is its name, left
+** unresolved (init-addr none: HAProxy starts, and the server takes no
+** traffic until it has an address); put yours in.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -422,9 +423,8 @@ static int haproxy_write(const config_pool *p, char **pzOut, char *zErr,
       ring_dealloc(b.z);
       return CONFIG_ERROR;
     }
-    config_buf_printf(&b, "    server %s %s weight %lld init-addr "
-                      "last,libc,none\n", p->nodes[i].name, p->nodes[i].name,
-                      w);
+    config_buf_printf(&b, "    server %s %s weight %lld init-addr none\n",
+                      p->nodes[i].name, p->nodes[i].name, w);
   }
   if( b.nomem ){ ring_dealloc(b.z); return CONFIG_NOMEM; }
   *pzOut = b.z;
