@@ -21,7 +21,8 @@
 #   make experiments  run sql/vnode_sweep.sql, modn_vs_ring.sql and
 #                   properties.sql; tables and gnuplot SVG/PNG plots in out/
 #   make install    chash.so into $(PREFIX)/lib, chash.h into
-#                   $(PREFIX)/include (PREFIX=/usr/local; DESTDIR honoured);
+#                   $(PREFIX)/include, the command-line tool chash into
+#                   $(PREFIX)/bin (PREFIX=/usr/local; DESTDIR honoured);
 #                   make uninstall removes them
 #   make dist       the one-file build: dist/chash.c and dist/chash.h
 #   make test-sqlite-versions  the suite against SQLite amalgamations from
@@ -73,6 +74,7 @@ LOADABLE = chash.$(SO)
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
 
 DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev zlib1g-dev libyaml-dev python3 python3-xxhash
 DEBS_HARD = clang libclang-rt-14-dev valgrind
@@ -81,7 +83,15 @@ DEBS_PYTHON = python3-venv python3-pip python3-setuptools python3-wheel
 .PHONY: gen gen-check test-probe all deps deps-hard demo test test-asan test-valgrind test-oom test-hard fuzz fuzz-replay test-compat unit bench clean experiments plot-deps \
         install uninstall dist test-dist test-install test-sqlite-versions test-python test-node deps-npm deps-npm-debian deps-node deps-python
 
-all: $(LOADABLE)
+all: $(LOADABLE) $(CLI)
+
+# The command-line tool: chash linked in (-DSQLITE_CORE) with the system's
+# libsqlite3 (cli/chash.c). In build/, so that ".load ./chash" never finds it.
+CLI = build/chash
+$(CLI): cli/chash.c $(SRC) $(HDR)
+	@mkdir -p build
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) -DSQLITE_CORE $(INC) -o $@ cli/chash.c $(SRC) \
+	  $(LDFLAGS) -lsqlite3 $(LIBS)
 
 # Install the Debian packages named in $(1) that are missing (as root), or
 # stop and print the command that would (otherwise).
@@ -173,7 +183,7 @@ TEST_TARGETS = test test-asan test-valgrind test-oom test-hard fuzz fuzz-replay 
                bench test-dist test-install test-sqlite-versions test-python test-node
 $(TEST_TARGETS): WERROR = -Werror
 
-test: deps $(LOADABLE) build/runner build/ring_test build/algos_test build/ring_points_test build/geometry_test
+test: deps $(LOADABLE) $(CLI) build/runner build/ring_test build/algos_test build/ring_points_test build/geometry_test
 	build/ring_test
 	build/algos_test
 	build/ring_points_test
@@ -181,6 +191,7 @@ test: deps $(LOADABLE) build/runner build/ring_test build/algos_test build/ring_
 	$(MAKE) --no-print-directory gen-check
 	build/runner --ext ./$(LOADABLE) tests/sql/*.test tests/gen/*.test
 	tests/harness/migration.sh ./$(LOADABLE)
+	tests/harness/cli.sh $(CURDIR)/$(CLI) $(CURDIR)/$(LOADABLE)
 	/usr/bin/python3 tests/harness/deserialize.py ./$(LOADABLE)
 
 # The generated files: the .test files of tests/gen/, and the generated
@@ -363,14 +374,15 @@ experiments: $(LOADABLE) plot-deps
 	@ls out/*.svg out/*.png
 
 # ------------------------------------------------------------ getting it
-# make install: the loadable and the public header chash.h.
-install: $(LOADABLE)
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)
+# make install: the loadable, the public header chash.h and the tool chash.
+install: $(LOADABLE) $(CLI)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR)
 	install -m 755 $(LOADABLE) $(DESTDIR)$(LIBDIR)/$(LOADABLE)
 	install -m 644 include/chash.h $(DESTDIR)$(INCLUDEDIR)/chash.h
+	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/chash
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/$(LOADABLE) $(DESTDIR)$(INCLUDEDIR)/chash.h
+	rm -f $(DESTDIR)$(LIBDIR)/$(LOADABLE) $(DESTDIR)$(INCLUDEDIR)/chash.h $(DESTDIR)$(BINDIR)/chash
 
 # Installs into a temporary DESTDIR, loads the installed extension in the
 # sqlite3 shell, uninstalls and checks that nothing is left.
