@@ -301,7 +301,7 @@ test-hard: $(LOADABLE) build/runner build/concurrency build/crash
 # runs it) or undefined alone, about three times as many executions per
 # second for long runs; `make fuzz-replay` then runs every corpus entry
 # found through the ASan+UBSan build.
-FUZZ_TARGETS = options spec keys dml corrupt
+FUZZ_TARGETS = options spec keys dml corrupt nginx haproxy nutcracker
 FUZZ_SECONDS ?= 60
 FUZZ_SANITIZE ?= address,undefined
 FUZZ_OPT = $(if $(findstring address,$(FUZZ_SANITIZE)),-O1,-O2)
@@ -314,7 +314,7 @@ FUZZ_FLAGS = $(STD) -g $(FUZZ_OPT) $(WARN) -fsanitize=fuzzer,$(FUZZ_SANITIZE) \
              -fno-sanitize-recover=all -DSQLITE_CORE $(INC) \
              -DRING_MAX_POINTS=16384 -DRING_MAX_TABLE=65537
 
-$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(SRC) $(HDR) | deps-hard
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/fuzz_config.h $(SRC) $(HDR) | deps-hard
 	@mkdir -p $(FUZZ_DIR)
 	clang $(FUZZ_FLAGS) -o $@ $< $(SRC) -lsqlite3 $(LIBS)
 
