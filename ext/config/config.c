@@ -363,6 +363,26 @@ int config_options_beyond(const config_pool *p, const char *const *azAllowed,
   return 0;
 }
 
+void config_options_of(const ring_config *cfg, config_pool *p){
+  p->algorithm = ring_algorithm_name(cfg->algo);
+  ring_config def;
+  char zErr[200];
+  ring_config_default(&def);
+  def.algo = cfg->algo;
+  options_check(&def, OPTION_ALGORITHM, zErr, sizeof(zErr));
+  const char *zKey;
+  char zValue[OPTION_MAX_TEXT], zDefault[OPTION_MAX_TEXT];
+  int bStore, bInteger;
+  for(int i=0; options_stored(cfg, i, &zKey, zValue, sizeof(zValue), &bStore,
+                              &bInteger); i++){
+    options_stored(&def, i, &zKey, zDefault, sizeof(zDefault), &bStore,
+                   &bInteger);
+    if( strcmp(zKey, "algorithm")!=0 && strcmp(zValue, zDefault)!=0 ){
+      config_option_set(p, zKey, zValue, bInteger);
+    }
+  }
+}
+
 /* Join order of two nodes of a ring, for qsort. */
 static int by_join(const void *a, const void *b){
   uint32_t x = (*(const ring_node *const *)a)->join;
@@ -382,25 +402,9 @@ int config_write_ring(const char *zFormat, const ring *r, const char *zName,
                             config_format_list(zList, sizeof(zList)));
     return *pzErr ? CONFIG_ERROR : CONFIG_NOMEM;
   }
-  /* The options that differ from the algorithm's defaults. */
   config_pool p;
   memset(&p, 0, sizeof(p));
-  p.algorithm = ring_algorithm_name(r->config.algo);
-  ring_config def;
-  ring_config_default(&def);
-  def.algo = r->config.algo;
-  options_check(&def, OPTION_ALGORITHM, zErr, sizeof(zErr));
-  const char *zKey;
-  char zValue[OPTION_MAX_TEXT], zDefault[OPTION_MAX_TEXT];
-  int bStore, bInteger;
-  for(int i=0; options_stored(&r->config, i, &zKey, zValue, sizeof(zValue),
-                              &bStore, &bInteger); i++){
-    options_stored(&def, i, &zKey, zDefault, sizeof(zDefault), &bStore,
-                   &bInteger);
-    if( strcmp(zKey, "algorithm")!=0 && strcmp(zValue, zDefault)!=0 ){
-      config_option_set(&p, zKey, zValue, bInteger);
-    }
-  }
+  config_options_of(&r->config, &p);
   /* The nodes in join order. */
   const ring_node **aNode = ring_alloc(sizeof(ring_node *)*(r->n_nodes+1));
   p.name = config_strndup(zName, strlen(zName));

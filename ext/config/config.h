@@ -31,7 +31,7 @@
 #define CONFIG_MAX_DEPTH 32                  /* nesting of blocks */
 #define CONFIG_MAX_WORD  4096                /* bytes in one word */
 #define CONFIG_MAX_POOLS 10000               /* pools in one text */
-#define CONFIG_MAX_OPTIONS 8                 /* options of one pool */
+#define CONFIG_MAX_OPTIONS 16                /* options of one pool */
 
 /* Result codes. */
 #define CONFIG_OK     0
@@ -128,6 +128,10 @@ int config_read_spec(const char *zFormat, const char *z, size_t n,
 */
 int config_write_ring(const char *zFormat, const ring *r, const char *zName,
                       char **pzText, char **pzErr);
+
+/* The algorithm of cfg, and its options that differ from the algorithm's
+** defaults, into p->algorithm and p->options. */
+void config_options_of(const ring_config *cfg, config_pool *p);
 
 /* Free what a pool and a file hold (not the structs themselves). */
 void config_pool_clear(config_pool *p);
