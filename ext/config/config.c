@@ -13,10 +13,11 @@
 #include "algo.h"
 #include "config.h"
 
-extern const config_format config_nginx, config_haproxy, config_nutcracker;
+extern const config_format config_nginx, config_haproxy, config_nutcracker,
+                           config_envoy;
 
 static const config_format *const config_formats[] = {
-  &config_nutcracker, &config_nginx, &config_haproxy, NULL
+  &config_nutcracker, &config_nginx, &config_haproxy, &config_envoy, NULL
 };
 
 const config_format *config_format_find(const char *zName){
