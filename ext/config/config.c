@@ -226,6 +226,25 @@ void config_buf_json_string(config_buf *b, const char *z){
   config_buf_append(b, "\"", 1);
 }
 
+int config_buf_finish(config_buf *b, char **pzOut){
+  if( b->nomem ){
+    ring_dealloc(b->z);
+    return CONFIG_NOMEM;
+  }
+  *pzOut = b->z;
+  return CONFIG_OK;
+}
+
+long config_number(const char *z, size_t n){
+  long v = 0;
+  if( n==0 ) return -1;
+  for(size_t i=0; i<n; i++){
+    if( z[i]<'0' || z[i]>'9' || v>100000000 ) return -1;
+    v = v*10 + (z[i]-'0');
+  }
+  return v;
+}
+
 int config_whole_weight(double w, long long *pOut){
   if( !(w>=1.0 && w<=9007199254740992.0) || w!=floor(w) ) return 0;
   *pOut = (long long)w;
@@ -350,14 +369,22 @@ int config_read_spec(const char *zFormat, const char *z, size_t n,
 
 /* -------------------------------------------------------------- writing */
 
-int config_options_beyond(const config_pool *p, const char *const *azAllowed,
-                          const char *zFormat, char *zErr, size_t nErr){
+/* Nonzero if pool p is of another algorithm than fmt writes, or has an
+** option other than those it writes; then zErr says which. */
+static int config_not_writable(const config_format *fmt, const config_pool *p,
+                               char *zErr, size_t nErr){
+  if( strcmp(p->algorithm, fmt->algorithm)!=0 ){
+    snprintf(zErr, nErr, "the ring is algorithm %s; %s places keys as "
+             "algorithm %s", p->algorithm, fmt->writes, fmt->algorithm);
+    return 1;
+  }
+  const char *const *azAllowed = fmt->write_options;
   for(int i=0; i<p->n_options; i++){
     int j = 0;
     while( azAllowed[j] && strcmp(azAllowed[j], p->options[i].key)!=0 ) j++;
     if( azAllowed[j]==NULL ){
       snprintf(zErr, nErr, "the ring has %s=%s, which %s cannot write",
-               p->options[i].key, p->options[i].value, zFormat);
+               p->options[i].key, p->options[i].value, fmt->writes);
       return 1;
     }
   }
@@ -420,7 +447,8 @@ int config_write_ring(const char *zFormat, const ring *r, const char *zName,
     }
     p.n_nodes = r->n_nodes;
     zErr[0] = 0;
-    rc = fmt->write(&p, pzText, zErr, sizeof(zErr));
+    rc = config_not_writable(fmt, &p, zErr, sizeof(zErr)) ? CONFIG_ERROR
+         : fmt->write(&p, pzText, zErr, sizeof(zErr));
     if( rc==CONFIG_ERROR ){
       *pzErr = config_mprintf("%s: %s", fmt->name, zErr);
       if( *pzErr==NULL ) rc = CONFIG_NOMEM;

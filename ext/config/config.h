@@ -100,10 +100,15 @@ char *config_strndup(const char *z, size_t n);
 typedef struct config_format {
   const char *name;
   const char *pool_noun;                     /* "upstream", "backend", ... */
+  const char *algorithm;                     /* the algorithm it writes */
+  const char *writes;                        /* "an nginx upstream", ... */
+  const char *const *write_options;          /* the options it writes, a
+                                             ** NULL-ended list */
   /* Read text (n bytes) into f. On return f->error or f->nomem tells of
   ** a fault of the whole text. */
   void (*read)(const char *z, size_t n, config_file *f);
-  /* Write p as the program's text into *pzOut (ring allocator). Returns
+  /* Write p (of the format's algorithm, with only write_options) as the
+  ** program's text into *pzOut (ring allocator). Returns
   ** CONFIG_OK, CONFIG_NOMEM, or CONFIG_ERROR with a message in zErr. */
   int (*write)(const config_pool *p, char **pzOut, char *zErr, size_t nErr);
 } config_format;
@@ -149,14 +154,15 @@ typedef struct config_buf {
 void config_buf_append(config_buf *b, const char *z, size_t n);
 void config_buf_printf(config_buf *b, const char *zFmt, ...);
 
+/* Hand b's text to *pzOut: CONFIG_OK, or CONFIG_NOMEM (b freed). */
+int config_buf_finish(config_buf *b, char **pzOut);
+
 /* Append z as a JSON string (quoted and escaped). */
 void config_buf_json_string(config_buf *b, const char *z);
 
-/* Nonzero unless every option of p other than the ones in azAllowed (a
-** NULL-ended list) is absent; then zErr says which one the format cannot
-** write. */
-int config_options_beyond(const config_pool *p, const char *const *azAllowed,
-                          const char *zFormat, char *zErr, size_t nErr);
+/* The whole number written in z (n bytes, digits only), at most 1e9, or
+** -1. */
+long config_number(const char *z, size_t n);
 
 /* Nonzero if w is a whole number from 1 to 2^53 (then *pOut holds it). */
 int config_whole_weight(double w, long long *pOut);

@@ -279,15 +279,6 @@ static int envoy_split(const char *zNode, char *zHost, size_t nHost,
 
 static int envoy_write(const config_pool *p, char **pzOut, char *zErr,
                        size_t nErr){
-  static const char *const azAllowed[] = { "min_ring", "max_ring", NULL };
-  if( strcmp(p->algorithm, "envoy_ring")!=0 ){
-    snprintf(zErr, nErr, "the ring is algorithm %s; an Envoy RING_HASH "
-             "cluster places keys as algorithm envoy_ring", p->algorithm);
-    return CONFIG_ERROR;
-  }
-  if( config_options_beyond(p, azAllowed, "an Envoy cluster", zErr, nErr) ){
-    return CONFIG_ERROR;
-  }
   config_buf b = {0};
   config_buf_append(&b, "name: ", 6);
   config_buf_json_string(&b, p->name);
@@ -317,13 +308,18 @@ static int envoy_write(const config_pool *p, char **pzOut, char *zErr,
                       "{address: \"%s\", port_value: %ld}}}\n"
                       "      load_balancing_weight: %lld\n", zHost, port, w);
   }
-  if( b.nomem ){ ring_dealloc(b.z); return CONFIG_NOMEM; }
-  *pzOut = b.z;
-  return CONFIG_OK;
+  return config_buf_finish(&b, pzOut);
 }
+
+static const char *const envoy_options[] = {
+  "min_ring", "max_ring", NULL
+};
 
 const config_format config_envoy = {
   .name = "envoy",
+  .algorithm = "envoy_ring",
+  .writes = "an Envoy RING_HASH cluster",
+  .write_options = envoy_options,
   .pool_noun = "cluster",
   .read = envoy_read,
   .write = envoy_write,

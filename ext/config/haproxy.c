@@ -125,17 +125,6 @@ static int haproxy_is_section(const char *z){
   return 0;
 }
 
-/* A whole number from 0 to 1e6, or -1. */
-static long haproxy_number(const char *z){
-  long v = 0;
-  if( *z==0 ) return -1;
-  for(; *z; z++){
-    if( *z<'0' || *z>'9' || v>100000 ) return -1;
-    v = v*10 + (*z-'0');
-  }
-  return v;
-}
-
 /* The words of l from i on, joined by spaces, into z (n bytes). */
 static void haproxy_join(const haproxy_line *l, int i, char *z, size_t n){
   size_t k = 0;
@@ -163,7 +152,7 @@ static int haproxy_setting(const haproxy_line *l, haproxy_settings *s){
   if( strcmp(zKey, "default-server")==0 ){
     for(int i=1; i+1<l->n_args; i++){
       if( strcmp(l->args[i], "weight")==0 ){
-        s->weight = haproxy_number(l->args[i+1]);
+        s->weight = config_number(l->args[i+1], strlen(l->args[i+1]));
         s->weight_line = l->line;
       }
     }
@@ -192,7 +181,8 @@ static void haproxy_server(const haproxy_line *l, const haproxy_settings *s,
   for(int i=3; i<l->n_args; i++){
     const char *zArg = l->args[i];
     if( strcmp(zArg, "weight")==0 && i+1<l->n_args ){
-      weight = haproxy_number(l->args[++i]);
+      weight = config_number(l->args[i+1], strlen(l->args[i+1]));
+      i++;
       weightLine = l->line;
     }else if( strcmp(zArg, "backup")==0 || strcmp(zArg, "disabled")==0 ){
       config_refuse(f, p, "line %d: backend %s: server %s is marked %s, "
@@ -391,15 +381,6 @@ static int haproxy_name_ok(const char *z){
 
 static int haproxy_write(const config_pool *p, char **pzOut, char *zErr,
                          size_t nErr){
-  static const char *const azAllowed[] = { "hash", "avalanche", NULL };
-  if( strcmp(p->algorithm, "haproxy")!=0 ){
-    snprintf(zErr, nErr, "the ring is algorithm %s; a HAProxy backend "
-             "places keys as algorithm haproxy", p->algorithm);
-    return CONFIG_ERROR;
-  }
-  if( config_options_beyond(p, azAllowed, "a HAProxy backend", zErr, nErr) ){
-    return CONFIG_ERROR;
-  }
   if( !haproxy_name_ok(p->name) ){
     snprintf(zErr, nErr, "'%.100s' is not a HAProxy backend name (letters, "
              "digits, - _ . :)", p->name);
@@ -426,13 +407,16 @@ static int haproxy_write(const config_pool *p, char **pzOut, char *zErr,
     config_buf_printf(&b, "    server %s %s weight %lld init-addr none\n",
                       p->nodes[i].name, p->nodes[i].name, w);
   }
-  if( b.nomem ){ ring_dealloc(b.z); return CONFIG_NOMEM; }
-  *pzOut = b.z;
-  return CONFIG_OK;
+  return config_buf_finish(&b, pzOut);
 }
+
+static const char *const haproxy_options[] = { "hash", "avalanche", NULL };
 
 const config_format config_haproxy = {
   .name = "haproxy",
+  .algorithm = "haproxy",
+  .writes = "a HAProxy backend",
+  .write_options = haproxy_options,
   .pool_noun = "backend",
   .read = haproxy_read,
   .write = haproxy_write,

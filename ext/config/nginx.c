@@ -158,17 +158,6 @@ static int nginx_is(const nginx_word *w, const char *z){
   return w->n==strlen(z) && memcmp(w->z, z, w->n)==0;
 }
 
-/* A whole number from 0 to 1e9 (nginx's weight=, a count), or -1. */
-static long nginx_number(const char *z){
-  long v = 0;
-  if( *z==0 ) return -1;
-  for(; *z; z++){
-    if( *z<'0' || *z>'9' || v>100000000 ) return -1;
-    v = v*10 + (*z-'0');
-  }
-  return v;
-}
-
 /* A server line of upstream p: `server ADDRESS [parameters]`. */
 static void nginx_server(nginx_reader *r, config_pool *p){
   config_file *f = r->f;
@@ -183,7 +172,7 @@ static void nginx_server(nginx_reader *r, config_pool *p){
   for(int i=2; i<r->n_args; i++){
     const char *zArg = r->args[i].z;
     if( strncmp(zArg, "weight=", 7)==0 ){
-      weight = nginx_number(zArg+7);
+      weight = config_number(zArg+7, strlen(zArg+7));
       if( weight<1 ){
         config_refuse(f, p, "line %d: upstream %s: server %s has %s: nginx "
                       "takes a whole weight from 1", line, p->name, zAddr,
@@ -377,15 +366,8 @@ static void nginx_word_write(config_buf *b, const char *z){
 
 static int nginx_write(const config_pool *p, char **pzOut, char *zErr,
                        size_t nErr){
-  static const char *const azAllowed[] = { NULL };
-  if( strcmp(p->algorithm, "nginx")!=0 ){
-    snprintf(zErr, nErr, "the ring is algorithm %s; an nginx upstream "
-             "places keys as algorithm nginx", p->algorithm);
-    return CONFIG_ERROR;
-  }
-  if( config_options_beyond(p, azAllowed, "an nginx upstream", zErr, nErr) ){
-    return CONFIG_ERROR;
-  }
+  (void)zErr;
+  (void)nErr;
   config_buf b = {0};
   config_buf_append(&b, "upstream ", 9);
   nginx_word_write(&b, p->name);
@@ -398,13 +380,16 @@ static int nginx_write(const config_pool *p, char **pzOut, char *zErr,
     config_buf_printf(&b, " weight=%lld;\n", w);
   }
   config_buf_append(&b, "}\n", 2);
-  if( b.nomem ){ ring_dealloc(b.z); return CONFIG_NOMEM; }
-  *pzOut = b.z;
-  return CONFIG_OK;
+  return config_buf_finish(&b, pzOut);
 }
+
+static const char *const nginx_options[] = { NULL };
 
 const config_format config_nginx = {
   .name = "nginx",
+  .algorithm = "nginx",
+  .writes = "an nginx upstream",
+  .write_options = nginx_options,
   .pool_noun = "upstream",
   .read = nginx_read,
   .write = nginx_write,

@@ -36,17 +36,6 @@ static const char *const nutcracker_hashes[] = {
   "crc32a", "crc32", "murmur", "jenkins", "hsieh", NULL
 };
 
-/* A whole number of digits only, below 2^31; -1 otherwise. */
-static long nutcracker_number(const char *z, size_t n){
-  long v = 0;
-  if( n==0 ) return -1;
-  for(size_t i=0; i<n; i++){
-    if( z[i]<'0' || z[i]>'9' || v>100000000 ) return -1;
-    v = v*10 + (z[i]-'0');
-  }
-  return v;
-}
-
 /* The last c in z[0..n), or NULL. */
 static const char *nutcracker_rchr(const char *z, size_t n, char c){
   for(size_t i=n; i>0; i--){
@@ -87,8 +76,8 @@ static void nutcracker_server(config_file *f, config_pool *p,
                   "host:port:weight [name]", line, p->name, (int)n, z);
     return;
   }
-  long weight = nutcracker_number(zW+1, nAddr-(size_t)(zW+1-z));
-  long port = nutcracker_number(zPort+1, (size_t)(zW-zPort-1));
+  long weight = config_number(zW+1, nAddr-(size_t)(zW+1-z));
+  long port = config_number(zPort+1, (size_t)(zW-zPort-1));
   if( port<1 || port>65535 || weight<0 ){
     config_refuse(f, p, "line %d: pool %s: server '%.*s': the port is a "
                   "number from 1 to 65535 and the weight a whole number",
@@ -226,15 +215,6 @@ static int nutcracker_plain(const char *z){
 
 static int nutcracker_write(const config_pool *p, char **pzOut, char *zErr,
                             size_t nErr){
-  static const char *const azAllowed[] = { "hash", "hash_tag", NULL };
-  if( strcmp(p->algorithm, "ketama")!=0 ){
-    snprintf(zErr, nErr, "the ring is algorithm %s; a twemproxy pool "
-             "places keys as algorithm ketama", p->algorithm);
-    return CONFIG_ERROR;
-  }
-  if( config_options_beyond(p, azAllowed, "a twemproxy pool", zErr, nErr) ){
-    return CONFIG_ERROR;
-  }
   const char *zHash = config_option_get(p, "hash");
   if( zHash==NULL ) zHash = "md5";         /* chash's ketama default */
   int i = 0;
@@ -276,7 +256,7 @@ static int nutcracker_write(const config_pool *p, char **pzOut, char *zErr,
       ring_dealloc(b.z);
       return CONFIG_ERROR;
     }
-    long port = zColon ? nutcracker_number(zColon+1, strlen(zColon+1)) : 0;
+    long port = zColon ? config_number(zColon+1, strlen(zColon+1)) : 0;
     if( zColon && (port<1 || port>65535) ){
       snprintf(zErr, nErr, "node '%.100s': the port is from 1 to 65535",
                zNode);
@@ -292,13 +272,16 @@ static int nutcracker_write(const config_pool *p, char **pzOut, char *zErr,
       config_buf_printf(&b, "   - %s:11211:%lld\n", zNode, w);
     }
   }
-  if( b.nomem ){ ring_dealloc(b.z); return CONFIG_NOMEM; }
-  *pzOut = b.z;
-  return CONFIG_OK;
+  return config_buf_finish(&b, pzOut);
 }
+
+static const char *const nutcracker_options[] = { "hash", "hash_tag", NULL };
 
 const config_format config_nutcracker = {
   .name = "nutcracker",
+  .algorithm = "ketama",
+  .writes = "a twemproxy pool",
+  .write_options = nutcracker_options,
   .pool_noun = "pool",
   .read = nutcracker_read,
   .write = nutcracker_write,

@@ -103,6 +103,15 @@ class Conn:
         return found
 
 
+def landed(direct, keys, nodes):
+    """{key: [the node of each memcached that holds it]}."""
+    where = {}
+    for b, conn in enumerate(direct):
+        for k in conn.have(keys):
+            where.setdefault(k, []).append(nodes[b][0])
+    return where
+
+
 def twemproxy(so):
     # Backends: (host, port); the first on 11211, named by host alone.
     host11211 = next(h for h in ('127.0.0.2', '127.0.0.3', '127.0.0.4')
@@ -186,10 +195,7 @@ def twemproxy(so):
         for i, h, named, listen, nodes in pools:
             keys = [b'p%d/' % i + k for k in make_keys(i, 2000)]
             Conn('127.0.0.1', listen).set_many(keys)
-            where = {}
-            for b, conn in enumerate(direct):
-                for k in conn.have(keys):
-                    where.setdefault(k, []).append(nodes[b][0])
+            where = landed(direct, keys, nodes)
             expect = chash_places(db, 'p%d' % i, h, nodes, keys)
             ok = sum(1 for k, e in zip(keys, expect) if where.get(k) == [e])
             print('twemproxy pool p%-2d hash %-13s %-7s servers: %d/%d keys agree'
@@ -212,10 +218,7 @@ def twemproxy(so):
                     continue
                 xkeys = [b'x%d/' % i + k for k in make_keys(i, 2000)]
                 Conn('127.0.0.1', port).set_many(xkeys)
-                xwhere = {}
-                for b, conn in enumerate(direct):
-                    for k in conn.have(xkeys):
-                        xwhere.setdefault(k, []).append(nodes[b][0])
+                xwhere = landed(direct, xkeys, nodes)
                 mine = [db.execute('SELECT ch_locate(?, ?)', (k, specs[i])).fetchone()[0]
                         for k in xkeys]
                 x_ok = sum(1 for k, e in zip(xkeys, mine) if xwhere.get(k) == [e])
