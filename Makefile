@@ -3,7 +3,7 @@
 #   make            build the loadable extension chash.so (chash.dylib on
 #                   macOS, chash.dll on Windows; load it with: .load ./chash)
 #                   needing only a C compiler, SQLite's headers, xxHash's
-#                   header, nettle and zlib
+#                   header, nettle, zlib and libyaml
 #   make demo       the tour: sql/demo.sql in the sqlite3 shell
 #   make test       build, then run every tests/sql/*.test and tests/gen/*.test and the unit tests
 #   make test-asan  the same, built with AddressSanitizer and UBSan
@@ -21,7 +21,8 @@
 #   make experiments  run sql/vnode_sweep.sql, modn_vs_ring.sql and
 #                   properties.sql; tables and gnuplot SVG/PNG plots in out/
 #   make install    chash.so into $(PREFIX)/lib, chash.h into
-#                   $(PREFIX)/include (PREFIX=/usr/local; DESTDIR honoured);
+#                   $(PREFIX)/include, the command-line tool chash into
+#                   $(PREFIX)/bin (PREFIX=/usr/local; DESTDIR honoured);
 #                   make uninstall removes them
 #   make dist       the one-file build: dist/chash.c and dist/chash.h
 #   make test-sqlite-versions  the suite against SQLite amalgamations from
@@ -45,13 +46,15 @@ WERROR  ?=
 WARN     = -Wall -Wextra $(WERROR)
 STD      = -std=gnu11 -ffp-contract=off
 # ext/core: the pure C core (no SQLite); ext/algos: one file per algorithm;
-# ext/sqlite: the SQLite layer. The unit tests link the first two directly.
+# ext/config: the configuration files (pure C, libyaml); ext/sqlite: the
+# SQLite layer. The unit tests link the first two directly.
 CORE     = $(wildcard ext/core/*.c ext/algos/*.c)
-SRC      = $(CORE) $(wildcard ext/sqlite/*.c)
+SRC      = $(CORE) $(wildcard ext/config/*.c ext/sqlite/*.c)
 HDR      = $(wildcard ext/*/*.h) include/chash.h tests/unit/unit.h
-INC      = -Iext/core -Iext/algos -Iext/sqlite -Iinclude
-# xxHash is inlined from its header; MD5 is nettle's, CRC-32 zlib's.
-LIBS     = -lnettle -lz -lm
+INC      = -Iext/core -Iext/algos -Iext/config -Iext/sqlite -Iinclude
+# xxHash is inlined from its header; MD5 is nettle's, CRC-32 zlib's; YAML
+# (the nutcracker format) libyaml's.
+LIBS     = -lnettle -lz -lyaml -lm
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g
 
 # The loadable's suffix is the one SQLite adds to ".load chash" here.
@@ -71,15 +74,24 @@ LOADABLE = chash.$(SO)
 PREFIX     ?= /usr/local
 LIBDIR     ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
 
-DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev zlib1g-dev python3 python3-xxhash
+DEBS = gcc make sqlite3 libsqlite3-dev libxxhash-dev nettle-dev zlib1g-dev libyaml-dev python3 python3-xxhash
 DEBS_HARD = clang libclang-rt-14-dev valgrind
 DEBS_PYTHON = python3-venv python3-pip python3-setuptools python3-wheel
 
 .PHONY: gen gen-check test-probe all deps deps-hard demo test test-asan test-valgrind test-oom test-hard fuzz fuzz-replay test-compat unit bench clean experiments plot-deps \
         install uninstall dist test-dist test-install test-sqlite-versions test-python test-node deps-npm deps-npm-debian deps-node deps-python
 
-all: $(LOADABLE)
+all: $(LOADABLE) $(CLI)
+
+# The command-line tool: chash linked in (-DSQLITE_CORE) with the system's
+# libsqlite3 (cli/chash.c). In build/, so that ".load ./chash" never finds it.
+CLI = build/chash
+$(CLI): cli/chash.c $(SRC) $(HDR)
+	@mkdir -p build
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) -DSQLITE_CORE $(INC) -o $@ cli/chash.c $(SRC) \
+	  $(LDFLAGS) -lsqlite3 $(LIBS)
 
 # Install the Debian packages named in $(1) that are missing (as root), or
 # stop and print the command that would (otherwise).
@@ -187,7 +199,7 @@ TEST_TARGETS = test test-asan test-valgrind test-oom test-hard fuzz fuzz-replay 
                bench test-dist test-install test-sqlite-versions test-python test-node
 $(TEST_TARGETS): WERROR = -Werror
 
-test: deps $(LOADABLE) build/runner build/ring_test build/algos_test build/ring_points_test build/geometry_test
+test: deps $(LOADABLE) $(CLI) build/runner build/ring_test build/algos_test build/ring_points_test build/geometry_test
 	build/ring_test
 	build/algos_test
 	build/ring_points_test
@@ -195,6 +207,7 @@ test: deps $(LOADABLE) build/runner build/ring_test build/algos_test build/ring_
 	$(MAKE) --no-print-directory gen-check
 	build/runner --ext ./$(LOADABLE) tests/sql/*.test tests/gen/*.test
 	tests/harness/migration.sh ./$(LOADABLE)
+	tests/harness/cli.sh $(CURDIR)/$(CLI) $(CURDIR)/$(LOADABLE)
 	/usr/bin/python3 tests/harness/deserialize.py ./$(LOADABLE)
 	/usr/bin/python3 tests/harness/commit_work.py ./$(LOADABLE)
 
@@ -305,7 +318,7 @@ test-hard: $(LOADABLE) build/runner build/concurrency build/crash
 # runs it) or undefined alone, about three times as many executions per
 # second for long runs; `make fuzz-replay` then runs every corpus entry
 # found through the ASan+UBSan build.
-FUZZ_TARGETS = options spec keys dml corrupt
+FUZZ_TARGETS = options spec keys dml corrupt nginx haproxy nutcracker envoy
 FUZZ_SECONDS ?= 60
 FUZZ_SANITIZE ?= address,undefined
 FUZZ_OPT = $(if $(findstring address,$(FUZZ_SANITIZE)),-O1,-O2)
@@ -318,7 +331,7 @@ FUZZ_FLAGS = $(STD) -g $(FUZZ_OPT) $(WARN) -fsanitize=fuzzer,$(FUZZ_SANITIZE) \
              -fno-sanitize-recover=all -DSQLITE_CORE $(INC) \
              -DRING_MAX_POINTS=16384 -DRING_MAX_TABLE=65537
 
-$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(SRC) $(HDR) | deps-hard
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/fuzz_config.h $(SRC) $(HDR) | deps-hard
 	@mkdir -p $(FUZZ_DIR)
 	clang $(FUZZ_FLAGS) -o $@ $< $(SRC) -lsqlite3 $(LIBS)
 
@@ -378,14 +391,15 @@ experiments: $(LOADABLE) plot-deps
 	@ls out/*.svg out/*.png
 
 # ------------------------------------------------------------ getting it
-# make install: the loadable and the public header chash.h.
-install: $(LOADABLE)
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)
+# make install: the loadable, the public header chash.h and the tool chash.
+install: $(LOADABLE) $(CLI)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(BINDIR)
 	install -m 755 $(LOADABLE) $(DESTDIR)$(LIBDIR)/$(LOADABLE)
 	install -m 644 include/chash.h $(DESTDIR)$(INCLUDEDIR)/chash.h
+	install -m 755 $(CLI) $(DESTDIR)$(BINDIR)/chash
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/$(LOADABLE) $(DESTDIR)$(INCLUDEDIR)/chash.h
+	rm -f $(DESTDIR)$(LIBDIR)/$(LOADABLE) $(DESTDIR)$(INCLUDEDIR)/chash.h $(DESTDIR)$(BINDIR)/chash
 
 # Installs into a temporary DESTDIR, loads the installed extension in the
 # sqlite3 shell, uninstalls and checks that nothing is left.

@@ -9,10 +9,10 @@
 # with their #include "..." lines blanked (so each part keeps its line
 # numbers: a #line directive starts each). System headers stay #included:
 # xxHash is inlined from <xxhash.h> (XXH_INLINE_ALL), and a program built
-# from chash.c links nettle and zlib:
+# from chash.c links nettle, zlib and libyaml:
 #
-#   cc -O2 -fPIC -shared -o chash.so chash.c -lnettle -lz -lm
-#   cc -O2 -DSQLITE_CORE -c chash.c    (then link with -lsqlite3 -lnettle -lz -lm)
+#   cc -O2 -fPIC -shared -o chash.so chash.c -lnettle -lz -lyaml -lm
+#   cc -O2 -DSQLITE_CORE -c chash.c    (then link with -lsqlite3 -lnettle -lz -lyaml -lm)
 #
 # New files in ext/*/ are taken up by the wildcard. The script stops with a
 # message when a local #include names no file, or a name two files would
@@ -74,7 +74,7 @@ clash=$(echo "$macros" | awk '{n[$1]++; f[$1]=f[$1] " " $2} END{for(m in n) if(n
 # optimisation (so every static is kept), its local symbols listed.
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-INC="-Iext/core -Iext/algos -Iext/sqlite -Iinclude"
+INC="-Iext/core -Iext/algos -Iext/config -Iext/sqlite -Iinclude"
 for c in $sources; do
   o=$tmp/$(echo "$c" | tr / _).o
   $CC -std=gnu11 -O0 -fPIC $INC -c -o "$o" "$c" || die "cannot compile $c"
@@ -97,10 +97,10 @@ cp include/chash.h "$out/chash.h"
   echo "** tools/amalgamate.sh from the sources in ext/ (edit those, not this)."
   echo "**"
   echo "** As a loadable extension:"
-  echo "**   cc -O2 -fPIC -shared -o chash.so chash.c -lnettle -lz -lm"
+  echo "**   cc -O2 -fPIC -shared -o chash.so chash.c -lnettle -lz -lyaml -lm"
   echo "** Linked into an application with SQLite (see chash.h):"
-  echo "**   cc -O2 -DSQLITE_CORE -c chash.c   and link -lsqlite3 -lnettle -lz -lm"
-  echo "** Both need xxHash's header (xxhash.h), nettle's and zlib's."
+  echo "**   cc -O2 -DSQLITE_CORE -c chash.c   and link -lsqlite3 -lnettle -lz -lyaml -lm"
+  echo "** Both need xxHash's header (xxhash.h), nettle's, zlib's and libyaml's."
   echo "*/"
   for f in include/chash.h $ordered $sources; do
     echo "/************** $f **************/"

@@ -2,7 +2,7 @@
 goes into the package beside its module.
 
 It is built by the repository's Makefile (`make`, which needs a C
-compiler, SQLite's headers, xxHash's header, nettle and zlib), or taken
+compiler, SQLite's headers, xxHash's header, nettle, zlib and libyaml), or taken
 from the path in the environment variable CHASH_LOADABLE where the
 extension was built some other way.
 """

@@ -49,6 +49,7 @@ int sqlite3_chash_init(sqlite3 *db, char **pzErrMsg,
   if( rc==SQLITE_OK ) rc = funcs_register(db, conn);
   if( rc==SQLITE_OK ) rc = aggregates_register(db, conn);
   if( rc==SQLITE_OK ) rc = tvf_register(db, conn);
+  if( rc==SQLITE_OK ) rc = config_funcs_register(db, conn);
   if( rc==SQLITE_OK ) rc = close_hook_register(db, conn);
   if( rc!=SQLITE_OK && pzErrMsg ){
     *pzErrMsg = sqlite3_mprintf("chash: cannot register: %s",

@@ -450,4 +450,12 @@ int tvf_register(sqlite3 *db, chash_conn *conn);
 
 int vtab_register(sqlite3 *db, chash_conn *conn);
 
+/* INSERT INTO t(t) VALUES (spec): make ring table zName's nodes those of
+** the spec (vtab_pool.c). On error *pzErr says why (NULL: out of memory). */
+int vtab_pool_load(chash_conn *conn, const char *zName, ring_store *st,
+                   sqlite3_value *pSpec, char **pzErr);
+
+/* ch_config and ch_export (config_funcs.c). */
+int config_funcs_register(sqlite3 *db, chash_conn *conn);
+
 #endif

@@ -7,8 +7,9 @@
 **   SELECT node, weight, points, share FROM shards;
 **
 ** Columns: node (TEXT, unique, required), weight (REAL > 0, default 1),
-** points and share (computed, read-only). The rowid is the node's id: the
-** order nodes were added in.
+** points and share (computed, read-only), and a hidden column named like
+** the table, which loads a whole ring spec (vtab_pool.c). The rowid is the
+** node's id: the order nodes were added in.
 **
 ** The table keeps nothing in memory: every change is written through to
 ** the shadow tables (store.c) with ordinary SQL on the same connection, so
@@ -29,6 +30,7 @@
 #define COLUMN_WEIGHT  1
 #define COLUMN_POINTS  2
 #define COLUMN_SHARE   3
+#define COLUMN_POOL    4   /* hidden, named like the table (vtab_pool.c) */
 
 typedef struct chash_vtab {
   sqlite3_vtab base;       /* base class, must be first */
@@ -145,8 +147,11 @@ static int chash_init(sqlite3 *db, void *pAux, int argc,
     if( rc==SQLITE_OK ) rc = store_create(db, zSchema, zName, &cfg, pzErr);
     if( rc!=SQLITE_OK ) return rc;
   }
-  rc = sqlite3_declare_vtab(db,
-      "CREATE TABLE x(node TEXT, weight REAL, points INTEGER, share REAL)");
+  char *zDecl = sqlite3_mprintf("CREATE TABLE x(node TEXT, weight REAL, "
+                                "points INTEGER, share REAL, \"%w\" HIDDEN)",
+                                zName);
+  rc = zDecl ? sqlite3_declare_vtab(db, zDecl) : SQLITE_NOMEM;
+  sqlite3_free(zDecl);
   if( rc!=SQLITE_OK ) return rc;
   sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
   sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
@@ -342,6 +347,8 @@ static int chash_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
     case COLUMN_WEIGHT:
       sqlite3_result_double(ctx, sqlite3_column_double(c->pStmt, 2));
       return SQLITE_OK;
+    case COLUMN_POOL:
+      return SQLITE_OK;    /* written only: INSERT INTO t(t) VALUES (spec) */
     default:
       /* An UPDATE that leaves them alone need not compute the ring. */
       if( sqlite3_vtab_nochange(ctx) ) return SQLITE_OK;
@@ -438,10 +445,28 @@ static int name_conflict(chash_vtab *p, int64_t idOther, const char *zNode){
   return SQLITE_CONSTRAINT_UNIQUE;
 }
 
+/* A write to the column named like the table: INSERT INTO t(t) VALUES
+** (spec) alone loads the spec. */
+static int pool_write(chash_vtab *p, int bInsert, sqlite3_value **argv){
+  if( !bInsert || sqlite3_value_type(argv[2+COLUMN_NODE])!=SQLITE_NULL
+   || sqlite3_value_type(argv[2+COLUMN_WEIGHT])!=SQLITE_NULL ){
+    vtab_error(p, "%s: column %s takes a ring spec, written alone: INSERT "
+               "INTO %s(%s) VALUES (spec)", p->zName, p->zName, p->zName,
+               p->zName);
+    return SQLITE_ERROR;
+  }
+  char *zErr = NULL;
+  int rc = vtab_pool_load(p->conn, p->zName, p->store, argv[2+COLUMN_POOL],
+                          &zErr);
+  if( zErr ) vtab_error(p, "%s", zErr);
+  sqlite3_free(zErr);
+  return rc;
+}
+
 /*
 ** xUpdate: argc==1 is DELETE of rowid argv[0]; argv[0] NULL is INSERT;
-** otherwise UPDATE of rowid argv[0]. argv[2..5] are node, weight, points,
-** share.
+** otherwise UPDATE of rowid argv[0]. argv[2..6] are node, weight, points,
+** share and the hidden column named like the table.
 */
 static int update_row(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                       sqlite3_int64 *pRowid){
@@ -454,6 +479,9 @@ static int update_row(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   }
 
   int bInsert = sqlite3_value_type(argv[0])==SQLITE_NULL;
+  if( sqlite3_value_type(argv[2+COLUMN_POOL])!=SQLITE_NULL ){
+    return pool_write(p, bInsert, argv);
+  }
   if( bInsert && sqlite3_value_type(argv[1])!=SQLITE_NULL ){
     vtab_error(p, "%s: the rowid is the node's id and cannot be set", p->zName);
     return SQLITE_ERROR;

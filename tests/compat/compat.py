@@ -10,7 +10,12 @@ twemproxy: starts 4 memcached (one on port 11211 of 127.0.0.2, so the
 hash option, with named and unnamed servers and unequal weights. Stores a
 few thousand keys through each pool, finds on which memcached each key
 landed (multi-get on each), and compares with ch_locate on the equivalent
-chash ring. libmemcached: the same keys through lmhash (lmhash.c). Both
+chash ring; the same nutcracker.yml is read by ch_config, pool by pool,
+and ch_locate over those specs must agree too; each spec's ch_export text
+passes nutcracker -t, and those of the unnamed pools (whose servers are
+addresses), their listen port put in, are pools x0, x2, ... of the same
+nutcracker, which must place every key where ch_locate says.
+libmemcached: the same keys through lmhash (lmhash.c). Both
 print their counts and exit 1 unless every key agrees. Every process
 started is stopped by its PID; everything listens on loopback only.
 """
@@ -98,6 +103,15 @@ class Conn:
         return found
 
 
+def landed(direct, keys, nodes):
+    """{key: [the node of each memcached that holds it]}."""
+    where = {}
+    for b, conn in enumerate(direct):
+        for k in conn.have(keys):
+            where.setdefault(k, []).append(nodes[b][0])
+    return where
+
+
 def twemproxy(so):
     # Backends: (host, port); the first on 11211, named by host alone.
     host11211 = next(h for h in ('127.0.0.2', '127.0.0.3', '127.0.0.4')
@@ -137,6 +151,28 @@ def twemproxy(so):
         conf_path = os.path.join(tmp, 'nutcracker.yml')
         with open(conf_path, 'w') as f:
             f.write('\n'.join(conf) + '\n')
+        # ch_config reads the file; the exported pools pass nutcracker -t,
+        # and the unnamed ones join the file on a port of their own.
+        db = chash_db(so)
+        text = open(conf_path).read()
+        specs, exported = {}, []
+        for i, h, named, listen, nodes in pools:
+            specs[i] = db.execute("SELECT ch_config('nutcracker', ?, ?)", (text, 'p%d' % i)).fetchone()[0]
+            out = db.execute("SELECT ch_export(?, 'nutcracker', ?)", (specs[i], 'x%d' % i)).fetchone()[0]
+            alone = os.path.join(tmp, 'x%d.yml' % i)
+            with open(alone, 'w') as f:
+                f.write(out)
+            check = subprocess.run(['nutcracker', '-t', '-c', alone],
+                                   capture_output=True, text=True, timeout=30)
+            if check.returncode != 0:
+                raise SystemExit('compat: nutcracker rejects the exported pool:\n' + check.stderr)
+            if not named:
+                port = free_port()
+                exported.append((i, port))
+                conf.append(out.replace('127.0.0.1:22121', '127.0.0.1:%d' % port).rstrip('\n'))
+        print('twemproxy: nutcracker -t accepts the %d exported pools as written' % len(pools))
+        with open(conf_path, 'w') as f:
+            f.write('\n'.join(conf) + '\n')
         check = subprocess.run(['nutcracker', '-t', '-c', conf_path],
                                capture_output=True, text=True, timeout=30)
         if check.returncode != 0:
@@ -150,17 +186,16 @@ def twemproxy(so):
             wait_listening(host, port, DEADLINE, 'compat')
         for p in pools:
             wait_listening('127.0.0.1', p[3], DEADLINE, 'compat')
+        for _, port in exported:
+            wait_listening('127.0.0.1', port, DEADLINE, 'compat')
 
-        db = chash_db(so)
         direct = [Conn(h, p) for h, p in backends]
         total = agree = control = 0
+        file_total = file_agree = 0
         for i, h, named, listen, nodes in pools:
             keys = [b'p%d/' % i + k for k in make_keys(i, 2000)]
             Conn('127.0.0.1', listen).set_many(keys)
-            where = {}
-            for b, conn in enumerate(direct):
-                for k in conn.have(keys):
-                    where.setdefault(k, []).append(nodes[b][0])
+            where = landed(direct, keys, nodes)
             expect = chash_places(db, 'p%d' % i, h, nodes, keys)
             ok = sum(1 for k, e in zip(keys, expect) if where.get(k) == [e])
             print('twemproxy pool p%-2d hash %-13s %-7s servers: %d/%d keys agree'
@@ -172,6 +207,25 @@ def twemproxy(so):
                     break
             total += len(keys)
             agree += ok
+            mine = [db.execute('SELECT ch_locate(?, ?)', (k, specs[i])).fetchone()[0] for k in keys]
+            f_ok = sum(1 for k, e in zip(keys, mine) if where.get(k) == [e])
+            print('twemproxy pool p%-2d from nutcracker.yml with ch_config: %d/%d keys agree'
+                  % (i, f_ok, len(keys)))
+            file_total += len(keys)
+            file_agree += f_ok
+            for j, port in exported:
+                if j != i:
+                    continue
+                xkeys = [b'x%d/' % i + k for k in make_keys(i, 2000)]
+                Conn('127.0.0.1', port).set_many(xkeys)
+                xwhere = landed(direct, xkeys, nodes)
+                mine = [db.execute('SELECT ch_locate(?, ?)', (k, specs[i])).fetchone()[0]
+                        for k in xkeys]
+                x_ok = sum(1 for k, e in zip(xkeys, mine) if xwhere.get(k) == [e])
+                print('twemproxy pool x%-2d exported by ch_export: %d/%d keys agree'
+                      % (i, x_ok, len(xkeys)))
+                file_total += len(xkeys)
+                file_agree += x_ok
             if i == 0:
                 # Control: the check can fail. Naming the 11211 server
                 # host:11211 (as twemproxy does not) misplaces keys.
@@ -183,7 +237,9 @@ def twemproxy(so):
         print('twemproxy control (11211 kept in the name): %d/%d keys disagree'
               % (control, 2000))
         print('twemproxy: %d/%d keys agree (%.2f%%)' % (agree, total, 100.0 * agree / total))
-        return agree == total and control > 0
+        print('twemproxy ch_config and ch_export: %d/%d keys agree (%.2f%%)'
+              % (file_agree, file_total, 100.0 * file_agree / file_total))
+        return agree == total and control > 0 and file_agree == file_total
     finally:
         stop(procs)                     # by PID, then reap
         shutil.rmtree(tmp, ignore_errors=True)

@@ -21,6 +21,13 @@ multiplication) must disagree somewhere, so the check can fail. The empty
 key is checked as HAProxy treats it: url_param hashes the empty value,
 hdr() with an empty header falls back to round robin. haproxy is stopped
 by its PID; it listens on loopback only.
+
+With chash: the config file given to haproxy is also read by ch_config,
+backend by backend, and ch_locate over those specs must agree with
+haproxy on every key; and each spec's ch_export text, its `balance` and
+server addresses filled in (the ring holds neither), is a backend x_NAME of
+the same haproxy, which must place every key where ch_locate says. The
+exported text as written is checked with haproxy -c.
 """
 import os, random, shutil, socket, subprocess, sys, tempfile, time
 
@@ -174,6 +181,42 @@ def variants(hash_name, avalanche, servers):
     return out
 
 
+def export_backends(db, cfg, echo):
+    """The specs ch_config reads from the config file, per backend, and the
+    config with each spec's ch_export text appended as backend x_NAME."""
+    text = open(cfg).read()
+    specs, exported, raw = {}, [], []
+    for name, balance, _t, _h, _a, servers in CONFIGS:
+        spec = db.execute("SELECT ch_config('haproxy', ?, ?)", (text, name)).fetchone()[0]
+        specs[name] = spec
+        out = db.execute("SELECT ch_export(?, 'haproxy', ?)", (spec, 'x_' + name)).fetchone()[0]
+        raw.append(out)
+        lines = []
+        for line in out.splitlines():
+            words = line.split()
+            if words[:1] == ['balance']:
+                line = '  balance %s' % balance
+            elif words[:1] == ['server']:
+                line = '  server %s 127.0.0.1:%d %s' % (words[1], echo, ' '.join(words[3:]))
+            lines.append(line)
+            if words[:1] == ['backend']:
+                lines.append('  http-response set-header X-Srv %[srv_name]')
+        exported += lines
+    with open(cfg, 'a') as f:
+        f.write('\n'.join(exported) + '\n')
+    alone = cfg + '.exported'
+    with open(alone, 'w') as f:
+        f.write('defaults\n  mode http\n  timeout connect 5s\n  timeout client 5s\n'
+                '  timeout server 5s\nfrontend f\n  bind 127.0.0.1:%d\n'
+                '  default_backend x_%s\n' % (free_port(), CONFIGS[0][0]) + ''.join(raw))
+    check = subprocess.run(['haproxy', '-c', '-q', '-f', alone],
+                           capture_output=True, text=True, timeout=30)
+    if check.returncode != 0:
+        raise SystemExit('haproxy compat: haproxy rejects the exported text:\n' + check.stderr)
+    print('haproxy -c accepts the %d exported backends as written' % len(raw))
+    return specs
+
+
 def main(argv):
     model_only = argv[1:] == ['--model-only']
     so = None if model_only else argv[1]
@@ -183,6 +226,11 @@ def main(argv):
         front, echo = free_port(), free_port()
         cfg = os.path.join(tmp, 'haproxy.cfg')
         write_config(cfg, front, echo)
+        db = None
+        specs = {}
+        if so:
+            db = chash_db(so)
+            specs = export_backends(db, cfg, echo)
         check = subprocess.run(['haproxy', '-c', '-q', '-f', cfg],
                                capture_output=True, text=True, timeout=30)
         if check.returncode != 0:
@@ -198,10 +246,8 @@ def main(argv):
                     raise SystemExit('haproxy compat: haproxy never started listening')
                 time.sleep(0.05)
         client = Client(front)
-        db = None
-        if so:
-            db = chash_db(so)
         total = agree = 0
+        file_total = file_agree = 0
         ok = True
         version = subprocess.run(['haproxy', '-v'], capture_output=True, text=True).stdout.split()[2]
         print('haproxy %s' % version)
@@ -222,6 +268,17 @@ def main(argv):
                 line += ', ch_locate %d/%d' % (c_ok, len(keys))
                 ok &= c_ok == len(keys)
                 agree += c_ok
+                # The spec ch_config read from the file, and the exported
+                # backend given to haproxy.
+                spec = specs[name]
+                mine = [db.execute('SELECT ch_locate(?, ?)', (k, spec)).fetchone()[0] for k in keys]
+                f_ok = sum(g == c for g, c in zip(got, mine))
+                xgot = client.servers([request('x_' + name, balance, k) for k in keys])
+                x_ok = sum(g == c for g, c in zip(xgot, mine))
+                line += ', ch_config %d/%d, exported backend %d/%d' % (f_ok, len(keys), x_ok, len(keys))
+                ok &= f_ok == len(keys) and x_ok == len(keys)
+                file_total += 2 * len(keys)
+                file_agree += f_ok + x_ok
             else:
                 agree += m_ok
             total += len(keys)
@@ -291,6 +348,9 @@ def main(argv):
         ok &= len(set(rr)) > 1
         print('haproxy: %d/%d keys agree (%.2f%%) over %d configurations'
               % (agree, total, 100.0 * agree / total, len(CONFIGS)))
+        if db is not None:
+            print('haproxy ch_config and ch_export: %d/%d keys agree (%.2f%%)'
+                  % (file_agree, file_total, 100.0 * file_agree / file_total))
         return ok
     finally:
         stop([proc])                    # by PID, then reap

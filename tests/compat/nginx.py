@@ -16,9 +16,15 @@ header; the address is mapped back to the `server` line and compared with
 ch_locate on the equivalent chash ring (nodes = server lines as written,
 in the same order). Also compared: the independent Python model
 (tests/gen/nginx_model.py), and wrong variants of the rule, which must
-disagree. Exit 1 unless every key agrees.
+disagree. With chash, the nginx.conf given to nginx is also read by
+ch_config, upstream by upstream, and ch_locate over those specs must agree
+with nginx on every key; each spec's ch_export text (its key expression
+set to $http_x_key, and max_fails=0 on its servers, as on the others)
+is an upstream x_NAME of the same nginx, which must
+place every key where ch_locate says; and the exported text as written
+passes nginx -t. Exit 1 unless every key agrees.
 """
-import http.client, os, random, shutil, socket, subprocess, sys, tempfile, time
+import http.client, os, random, re, shutil, socket, subprocess, sys, tempfile, time
 
 from compatkit import agreement, chash_db, free_port, stop
 import nginx_model
@@ -98,7 +104,7 @@ def addresses(server):
     return out
 
 
-def write_conf(tmp, port, configs):
+def write_conf(tmp, port, configs, exported=()):
     lines = ['daemon off;', 'master_process off;', 'worker_processes 1;',
              'pid %s/nginx.pid;' % tmp, 'error_log %s/error.log crit;' % tmp,
              'events { worker_connections 64; }', 'http {', '  access_log off;']
@@ -110,11 +116,14 @@ def write_conf(tmp, port, configs):
         for s, w in servers:
             lines.append('    server %s weight=%d max_fails=0;' % (s.decode(), w))
         lines.append('  }')
+    for name, text in exported:
+        text = text.replace('$request_uri', '$http_x_key')
+        lines.append(re.sub(r'(weight=\d+);', r'\1 max_fails=0;', text))
     lines += ['  server {', '    listen 127.0.0.1:%d;' % port,
               '    proxy_next_upstream off;', '    proxy_connect_timeout 2s;',
               '    proxy_read_timeout 2s;',
               '    add_header X-Upstream $upstream_addr always;']
-    for name, _ in configs:
+    for name in [c[0] for c in configs] + [e[0] for e in exported]:
         lines.append('    location = /%s { proxy_pass http://%s; }' % (name, name))
     lines += ['  }', '}']
     path = os.path.join(tmp, 'nginx.conf')
@@ -185,6 +194,31 @@ def variant_last_wins(servers):
     return nginx_model.Ring(list(reversed(servers)))
 
 
+def nginx_test(tmp, conf):
+    test = subprocess.run(['nginx', '-t', '-q', '-p', tmp, '-e', tmp + '/error.log',
+                           '-c', conf], capture_output=True, text=True, timeout=30)
+    if test.returncode != 0:
+        raise SystemExit('compat nginx: nginx rejects the config:\n' + test.stderr)
+
+
+def export_upstreams(db, tmp, conf, configs):
+    """The specs ch_config reads from nginx.conf, and their ch_export texts
+    as upstreams x_NAME; the texts as written must pass nginx -t."""
+    text = open(conf).read()
+    specs, exported = {}, []
+    for name, _ in configs:
+        specs[name] = db.execute("SELECT ch_config('nginx', ?, ?)", (text, name)).fetchone()[0]
+        exported.append(('x_' + name, db.execute("SELECT ch_export(?, 'nginx', ?)",
+                                                 (specs[name], 'x_' + name)).fetchone()[0]))
+    alone = os.path.join(tmp, 'exported.conf')
+    with open(alone, 'w') as f:
+        f.write('pid %s/nginx.pid;\nevents { }\nhttp {\n%s}\n'
+                % (tmp, ''.join(t for _, t in exported)))
+    nginx_test(tmp, alone)
+    print('compat nginx: nginx -t accepts the %d exported upstreams as written' % len(exported))
+    return specs, exported
+
+
 def main(so):
     tmp = tempfile.mkdtemp(prefix='chash-nginx-')
     proc = None
@@ -192,10 +226,13 @@ def main(so):
         port = free_port()
         configs = configurations(tmp)
         conf = write_conf(tmp, port, configs)
-        test = subprocess.run(['nginx', '-t', '-q', '-p', tmp, '-e', tmp + '/error.log',
-                               '-c', conf], capture_output=True, text=True, timeout=30)
-        if test.returncode != 0:
-            raise SystemExit('compat nginx: nginx rejects the config:\n' + test.stderr)
+        db = None
+        specs = {}
+        if so != '-':
+            db = chash_db(so)
+            specs, exported = export_upstreams(db, tmp, conf, configs)
+            conf = write_conf(tmp, port, configs, exported)
+        nginx_test(tmp, conf)
         proc = subprocess.Popen(['nginx', '-p', tmp, '-e', tmp + '/error.log', '-c', conf],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         while True:
@@ -209,12 +246,10 @@ def main(so):
         version = subprocess.run(['nginx', '-v'], capture_output=True, text=True).stderr.strip()
         print('compat nginx: %s' % version)
 
-        db = None
-        if so != '-':
-            db = chash_db(so)
         client = Client(port)
         rnd = random.Random(12)
         total = agree = 0
+        file_total = file_agree = 0
         ok_all = True
         for n, (name, servers) in enumerate(configs):
             model = nginx_model.Ring(servers)
@@ -238,6 +273,17 @@ def main(so):
                 total += len(keys)
                 agree += ok
                 ok_all &= ok == len(keys)
+                spec = specs[name]
+                mine = [db.execute('SELECT ch_locate(?, ?)', (k, spec)).fetchone()[0].encode()
+                        for k in keys]
+                f_ok = agreement(keys, got, mine, 'nginx')
+                xgot = [where.get(client.upstream('/x_' + name, k)) for k in keys]
+                x_ok = agreement(keys, xgot, mine, 'nginx (exported upstream)')
+                line += ', ch_config %d/%d, exported upstream %d/%d' % (
+                    f_ok, len(keys), x_ok, len(keys))
+                file_total += 2 * len(keys)
+                file_agree += f_ok + x_ok
+                ok_all &= f_ok == len(keys) and x_ok == len(keys)
             if bad_model:
                 ok_all = False
             # Controls: wrong variants of the rule must disagree.
@@ -259,6 +305,8 @@ def main(so):
               % len(set(empty)))
         if db is not None:
             print('compat nginx: %d/%d keys agree (%.2f%%)' % (agree, total, 100.0 * agree / total))
+            print('compat nginx ch_config and ch_export: %d/%d keys agree (%.2f%%)'
+                  % (file_agree, file_total, 100.0 * file_agree / file_total))
         return ok_all
     finally:
         stop([proc])

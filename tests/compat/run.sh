@@ -11,6 +11,9 @@
 # TreeMap ring (openjdk-17-jdk-headless); redis_cluster, ch_keyslot and
 # hash_tag against Debian's redis-server and redis-cli (redis-server,
 # redis-tools) and nutcracker. Needs ./chash.so.
+# The configuration files given to nutcracker, nginx and haproxy are also
+# read by ch_config, and each ring's ch_export text is given back to the
+# program (nutcracker -t, nginx -t, haproxy -c, and a run that places keys).
 # Every step is bounded in time; compat.py stops what it starts by PID.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

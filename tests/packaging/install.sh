@@ -6,7 +6,8 @@
 # sqlite3_chash_init; the installed loadable must load in the sqlite3 shell
 # by its installed path and hash: ch_hash('foo', 'md5') is the first four
 # bytes of MD5("foo") read little-endian, which md5sum computes here on its
-# own. After make uninstall no file may be left.
+# own. The installed tool chash must run and read a file. After make
+# uninstall no file may be left.
 set -eu
 cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d)
@@ -21,7 +22,7 @@ check(){  # check WHAT GOT WANT
 make --no-print-directory install DESTDIR="$tmp" PREFIX=/opt/chash
 lib=$(ls "$tmp"/opt/chash/lib/chash.*)
 check "installed files" "$(cd "$tmp" && find . -type f | sort | tr '\n' ' ')" \
-      "./opt/chash/include/chash.h ./opt/chash/lib/$(basename "$lib") "
+      "./opt/chash/bin/chash ./opt/chash/include/chash.h ./opt/chash/lib/$(basename "$lib") "
 
 cat > "$tmp/prog.c" <<'PROG'
 #include <chash.h>
@@ -41,6 +42,11 @@ want=$(echo "$md5" | sed 's/\(..\)\(..\)\(..\)\(..\)/\4\3\2\1/')
 got=$(sqlite3 :memory: -cmd ".load $tmp/opt/chash/lib/chash" \
         "SELECT printf('%08x', ch_hash('foo', 'md5'))")
 check "installed chash loads and hashes" "$got" "$want"
+
+printf 'upstream u { hash $x consistent; server a; }\n' > "$tmp/u.conf"
+check "installed chash tool runs" \
+      "$("$tmp/opt/chash/bin/chash" locate --format nginx --config "$tmp/u.conf" k)" "$(printf 'k\ta')"
+rm -f "$tmp/u.conf"
 
 make --no-print-directory uninstall DESTDIR="$tmp" PREFIX=/opt/chash
 check "nothing left after uninstall" "$(cd "$tmp" && find . ! -type d)" ""

@@ -1,0 +1,119 @@
+/*
+** yaml.c: YAML documents (and JSON, which libyaml reads as YAML) for the
+** formats written in them, nutcracker and envoy: a document loaded by
+** libyaml, with its nesting bounded, and the lookups those formats make.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include "config_yaml.h"
+
+/* Nodes the depth check visits at most: an alias makes a node reachable
+** twice (never a cycle: libyaml refers only to anchors already complete),
+** so aliases of aliases could make a small text a huge tree. */
+#define YAML_MAX_VISITS 1000000
+
+/* The depth of node, at most CONFIG_MAX_DEPTH + 1 (deeper is not walked);
+** CONFIG_MAX_DEPTH + 1 too once *pnVisit passes YAML_MAX_VISITS. */
+static int yaml_depth(yaml_document_t *d, yaml_node_t *node, int depth,
+                      long *pnVisit){
+  if( ++*pnVisit>YAML_MAX_VISITS ) return CONFIG_MAX_DEPTH+1;
+  if( node==NULL || depth>CONFIG_MAX_DEPTH ) return depth;
+  int deepest = depth;
+  if( node->type==YAML_SEQUENCE_NODE ){
+    for(yaml_node_item_t *it=node->data.sequence.items.start;
+        it<node->data.sequence.items.top && deepest<=CONFIG_MAX_DEPTH; it++){
+      int k = yaml_depth(d, yaml_document_get_node(d, *it), depth+1,
+                         pnVisit);
+      if( k>deepest ) deepest = k;
+    }
+  }else if( node->type==YAML_MAPPING_NODE ){
+    for(yaml_node_pair_t *pr=node->data.mapping.pairs.start;
+        pr<node->data.mapping.pairs.top && deepest<=CONFIG_MAX_DEPTH; pr++){
+      int k = yaml_depth(d, yaml_document_get_node(d, pr->value),
+                         depth+1, pnVisit);
+      if( k>deepest ) deepest = k;
+    }
+  }
+  return deepest;
+}
+
+/* libyaml's own nesting is unbounded: count the brackets and indents of
+** the text first, so a hostile text never reaches its recursion. */
+static int yaml_text_too_deep(const char *z, size_t n){
+  int depth = 0;
+  for(size_t i=0; i<n; i++){
+    if( z[i]=='[' || z[i]=='{' ){
+      if( ++depth>CONFIG_MAX_DEPTH*4 ) return 1;
+    }else if( (z[i]==']' || z[i]=='}') && depth>0 ){
+      depth--;
+    }
+  }
+  return 0;
+}
+
+int config_yaml_load(const char *z, size_t n, yaml_document_t *d,
+                     config_file *f){
+  if( yaml_text_too_deep(z, n) ){
+    config_fail(f, "brackets nested more than %d deep", CONFIG_MAX_DEPTH*4);
+    return 1;
+  }
+  yaml_parser_t parser;
+  if( !yaml_parser_initialize(&parser) ){ f->nomem = 1; return 1; }
+  yaml_parser_set_input_string(&parser, (const unsigned char *)z, n);
+  int ok = yaml_parser_load(&parser, d);
+  if( !ok ){
+    if( parser.error==YAML_MEMORY_ERROR ){
+      f->nomem = 1;
+    }else{
+      config_fail(f, "line %d: %s%s%s", (int)parser.problem_mark.line+1,
+                  parser.problem ? parser.problem : "not YAML",
+                  parser.context ? " " : "",
+                  parser.context ? parser.context : "");
+    }
+    yaml_parser_delete(&parser);
+    return 1;
+  }
+  yaml_parser_delete(&parser);
+  yaml_node_t *root = yaml_document_get_root_node(d);
+  long nVisit = 0;
+  if( root && yaml_depth(d, root, 0, &nVisit)>CONFIG_MAX_DEPTH ){
+    config_fail(f, "the document is nested more than %d deep, or its "
+                "aliases make more than %d nodes", CONFIG_MAX_DEPTH,
+                YAML_MAX_VISITS);
+    yaml_document_delete(d);
+    return 1;
+  }
+  return 0;
+}
+
+int config_yaml_line(const yaml_node_t *node){
+  return node ? (int)node->start_mark.line+1 : 0;
+}
+
+const char *config_yaml_scalar(const yaml_node_t *node, size_t *pn){
+  if( node==NULL || node->type!=YAML_SCALAR_NODE ) return NULL;
+  if( pn ) *pn = node->data.scalar.length;
+  return (const char *)node->data.scalar.value;
+}
+
+yaml_node_t *config_yaml_get(yaml_document_t *d, const yaml_node_t *map,
+                             const char *zKey){
+  if( map==NULL || map->type!=YAML_MAPPING_NODE ) return NULL;
+  for(yaml_node_pair_t *pr=map->data.mapping.pairs.start;
+      pr<map->data.mapping.pairs.top; pr++){
+    size_t n;
+    const char *z = config_yaml_scalar(yaml_document_get_node(d, pr->key),
+                                       &n);
+    if( z && n==strlen(zKey) && memcmp(z, zKey, n)==0 ){
+      return yaml_document_get_node(d, pr->value);
+    }
+  }
+  return NULL;
+}
+
+int config_yaml_is(const yaml_node_t *node, const char *z){
+  size_t n;
+  const char *zValue = config_yaml_scalar(node, &n);
+  return zValue && n==strlen(z) && memcmp(zValue, z, n)==0;
+}
