@@ -368,6 +368,7 @@ fuzz-replay:
 # Java TreeMap ring (golang-go, golang-github-golang-groupcache-dev,
 # openjdk-17-jdk-headless). redis_cluster and hash_tag against
 # redis-server, redis-cli and nutcracker (redis-server, redis-tools).
+# kafka and guava against npm kafkajs, librdkafka-dev and libguava-java.
 test-compat: $(LOADABLE)
 	tests/compat/run.sh
 

@@ -7,6 +7,10 @@
 ** all onto the new bucket; so only the last bucket can leave without
 ** moving other keys, which is why a commit that removes any other node is
 ** refused. No weights. Lookup costs O(log n) steps and no memory.
+**
+** The join-order machinery (buckets in join order, even shares, the
+** commit check) is shared with the other algorithms that number nodes so
+** (guava, kafka), and lives here with the first of them.
 */
 #include <stdio.h>
 
@@ -24,7 +28,7 @@ uint32_t jump_bucket(uint64_t k, uint32_t n){
 }
 
 /* Buckets keep the order the nodes joined in. */
-static int jump_build(ring *r, const ring *prev, char *zErr, size_t nErr){
+int ring_units_join_order(ring *r, const ring *prev, char *zErr, size_t nErr){
   (void)prev; (void)zErr; (void)nErr;
   int rc = ring_units_alloc(r, r->n_nodes);
   if( rc!=RING_OK ) return rc;
@@ -38,7 +42,7 @@ static uint32_t jump_unit_of(const ring *r, uint64_t pos){
 
 /* 1/n each, the expectation: jump's buckets are uniform, and exact counts
 ** over 2^64 keys cannot be computed. */
-static int jump_shares(ring *r){
+int ring_shares_even(ring *r){
   for(uint32_t n=0; n<r->n_nodes; n++) r->nodes[n].share = 1.0/r->n_nodes;
   return RING_OK;
 }
@@ -58,9 +62,8 @@ static const char *jump_check_weight(const ring_config *cfg, double w){
 ** node of the committed version that is gone must have joined after every
 ** one that stays, that is after the last that stays.
 */
-static int jump_check_commit(const ring_config *cfg, const ring_commit *c,
-                             char *zErr, size_t nErr){
-  (void)cfg;
+int ring_check_commit_last_only(const ring_config *cfg, const ring_commit *c,
+                                char *zErr, size_t nErr){
   const ring_input *pFirstGone = c->n_gone ? &c->gone[0] : NULL;
   const ring_input *pLastKept = c->last_kept;
   if( pFirstGone && pLastKept && pFirstGone->id<pLastKept->id ){
@@ -68,11 +71,12 @@ static int jump_check_commit(const ring_config *cfg, const ring_commit *c,
     ring_quote_name(zGone, sizeof(zGone), pFirstGone->name,
                     pFirstGone->name_len);
     ring_quote_name(zKept, sizeof(zKept), pLastKept->name, pLastKept->name_len);
-    snprintf(zErr, nErr, "cannot remove node %s: algorithm jump numbers "
-             "nodes as buckets in the order they joined, so only the last "
+    snprintf(zErr, nErr, "cannot remove node %s: algorithm %s numbers "
+             "nodes as %s in the order they joined, so only the last "
              "one (%s) can be removed; removing another would move keys "
              "between all the nodes after it (remove those too, in the same "
-             "transaction, or none)", zGone, zKept);
+             "transaction, or none)", zGone, cfg->algo->name,
+             cfg->algo->unit_name, zKept);
     return RING_INVALID;
   }
   return RING_OK;
@@ -87,11 +91,12 @@ const ring_algo algo_jump = {
               "position, not from ranges of positions",
   .no_diff = "a key's bucket comes from pseudo-random jumps seeded by its "
              "position, not from ranges of positions",
-  .build = jump_build,
+  .integer_keys = 1,
+  .build = ring_units_join_order,
   .unit_of = jump_unit_of,
-  .shares = jump_shares,
+  .shares = ring_shares_even,
   .check_weight = jump_check_weight,
-  .check_commit = jump_check_commit,
+  .check_commit = ring_check_commit_last_only,
   .doc = {
     .summary = "jump consistent hash",
     .cost = "O(log n), no memory",

@@ -19,6 +19,7 @@ static int modn_build(ring *r, const ring *prev, char *zErr, size_t nErr){
 const ring_algo algo_modn = {
   .name = "modn",
   .default_hash = HASH_XXH3,
+  .integer_keys = 1,
   .units = RING_UNITS_SLOTS,
   .unit_name = "slots",
   .no_units = "a key's owner is its position mod n, so it changes at every "

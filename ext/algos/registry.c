@@ -18,7 +18,9 @@
   X(dubbo)            \
   X(envoy_ring)        \
   X(groupcache)       \
-  X(redis_cluster)
+  X(redis_cluster)    \
+  X(guava)            \
+  X(kafka)
 
 #define ALGO_DECLARE(name) extern const ring_algo algo_##name;
 #define ALGO_ENTRY(name) &algo_##name,

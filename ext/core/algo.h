@@ -69,6 +69,9 @@ struct ring_algo {
   hash_id default_hash;        /* when the hash option is not given */
   unsigned options;            /* the OPTION_* bits that apply to it, beyond
                                ** algorithm, hash, seed and hash_tag */
+  int integer_keys;            /* 1: no node name is hashed, only keys, so
+                               ** hash identity (integer keys as their own
+                               ** positions) applies */
   ring_units_kind units;
   const char *unit_name;       /* what a unit is, plural: "points", "slots" */
 
@@ -281,6 +284,19 @@ uint32_t ring_point_at(const ring *r, uint64_t pos);
 unsigned ring_counts_round_needs(const ring_config *cfg);
 int ring_check_counts_round(const ring_config *cfg, const ring_commit *c,
                             char *zErr, size_t nErr);
+
+/*
+** Algorithms that number nodes in the order they joined (jump, guava,
+** kafka): ring_units_join_order makes node k unit r->nodes[k].join (for
+** BUCKETS or SLOTS); ring_shares_even gives every node 1/n (the
+** expectation, where exact counts over every position cannot be had);
+** ring_check_commit_last_only is the check_commit that lets only the last
+** nodes to join leave.
+*/
+int ring_units_join_order(ring *r, const ring *prev, char *zErr, size_t nErr);
+int ring_shares_even(ring *r);
+int ring_check_commit_last_only(const ring_config *cfg, const ring_commit *c,
+                                char *zErr, size_t nErr);
 
 /* Allocate r->unit_owners for n units (SLOTS and BUCKETS); r->n_units = n.
 ** RING_OK or RING_NOMEM. */

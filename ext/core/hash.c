@@ -39,6 +39,10 @@ static const char *const hash_names_by_id[HASH_COUNT] = {
   [HASH_WT6] = "wt6",
   [HASH_MD5BE] = "md5be",
   [HASH_CRC16] = "crc16",
+  [HASH_MURMUR3_128] = "murmur3_128",
+  [HASH_MURMUR2_KAFKA] = "murmur2_kafka",
+  [HASH_MURMUR2_KAFKAJS_LEGACY] = "murmur2_kafkajs_legacy",
+  [HASH_IDENTITY] = "identity",
 };
 
 int hash_from_name(const char *zName){
@@ -81,7 +85,9 @@ const char *hash_names_narrow(hash_id except, hash_id def, char *zOut,
 unsigned hash_space_bits(hash_id id){
   switch( id ){
     case HASH_XXH3:
-    case HASH_XXH64: return 64;
+    case HASH_XXH64:
+    case HASH_MURMUR3_128:
+    case HASH_IDENTITY: return 64;
     case HASH_CRC32: return 15;
     case HASH_CRC16: return 16;
     default:         return 32;
@@ -89,7 +95,13 @@ unsigned hash_space_bits(hash_id id){
 }
 
 int hash_has_seed(hash_id id){
-  return hash_space_bits(id)==64;
+  return id==HASH_XXH3 || id==HASH_XXH64;
+}
+
+int hash_identity_ok(hash_id id, const void *pData, size_t nData){
+  int ok = 1;
+  if( id==HASH_IDENTITY ) keyhash_identity(pData, nData, &ok);
+  return ok;
 }
 
 void hash_md5(const void *pData, size_t nData, unsigned char digest[16]){
@@ -165,6 +177,14 @@ uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData){
       return (uint32_t)d[0]<<24 | (uint32_t)d[1]<<16 | (uint32_t)d[2]<<8
            | (uint32_t)d[3];
     case HASH_CRC16:         return keyhash_crc16(p, nData);
+    case HASH_MURMUR3_128:   return keyhash_murmur3_128_low(p, nData);
+    case HASH_MURMUR2_KAFKA: return keyhash_murmur2_kafka(p, nData);
+    case HASH_MURMUR2_KAFKAJS_LEGACY:
+      return keyhash_murmur2_kafkajs_legacy(p, nData);
+    case HASH_IDENTITY: {
+      int ok;
+      return keyhash_identity(p, nData, &ok);
+    }
     case HASH_XXH3:
     default:                 return XXH3_64bits_withSeed(pData, nData, seed);
   }

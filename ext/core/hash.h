@@ -6,7 +6,11 @@
 ** 64-bit hashes (xxh3, xxh64) use the whole range and take a seed. The
 ** others are the key hashes of twemproxy and libmemcached, bit for bit,
 ** and the hashes of rings people write themselves (md5be): 32-bit values
-** (15-bit for crc32), no seed; crc16 is Redis Cluster's 16-bit CRC.
+** (15-bit for crc32), no seed; crc16 is Redis Cluster's 16-bit CRC. The
+** client libraries' hashes (murmur3_128, murmur2_kafka,
+** murmur2_kafkajs_legacy) take no seed either, and identity places only
+** integer keys: an INTEGER key's decimal text is read back as the
+** integer, any other key has no position (hash_identity_ok).
 ** hash_space_bits says how wide a hash's positions are, so shares can
 ** be computed over the right space.
 */
@@ -36,6 +40,12 @@ typedef enum hash_id {
   HASH_MD5BE,              /* MD5 bytes 0..3, big-endian (Java rings that
                            ** shift digest[0..3] into a long) */
   HASH_CRC16,              /* CRC-16/XMODEM, 16-bit (Redis Cluster's) */
+  HASH_MURMUR3_128,        /* MurmurHash3 x64 128, low 64 bits (Guava's
+                           ** murmur3_128 padToLong) */
+  HASH_MURMUR2_KAFKA,      /* Kafka's murmur2, 32-bit */
+  HASH_MURMUR2_KAFKAJS_LEGACY, /* kafkajs 1.x's murmur2, 32-bit */
+  HASH_IDENTITY,           /* an integer key is its own 64-bit position
+                           ** (hash_identity_ok says which keys are) */
   HASH_COUNT
 } hash_id;
 
@@ -58,10 +68,15 @@ const char *hash_names_narrow(hash_id except, hash_id def, char *zOut,
 /* Bits in a hash's positions: 64, 32, 16 (crc16) or 15 (crc32). */
 unsigned hash_space_bits(hash_id id);
 
-/* Does the hash take a seed? (Only the 64-bit ones do.) */
+/* Does the hash take a seed? (Only xxh3 and xxh64 do.) */
 int hash_has_seed(hash_id id);
 
-/* The position of nData bytes at pData under hash id and seed. */
+/* Can hash id place these bytes? Every hash can, but identity, which
+** places only the decimal text of a 64-bit integer. */
+int hash_identity_ok(hash_id id, const void *pData, size_t nData);
+
+/* The position of nData bytes at pData under hash id and seed (0 for
+** bytes identity cannot place). */
 uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData);
 
 /*

@@ -1,6 +1,7 @@
 /*
 ** keyhash.h: the small key hashes of twemproxy, libmemcached and HAProxy,
-** and Redis Cluster's CRC-16, written from their definitions. Each
+** Redis Cluster's CRC-16, and the key hashes of Kafka's, kafkajs' and
+** Guava's partitioners, written from their definitions. Each
 ** maps bytes to a uint32_t exactly as those routers do on x86-64,
 ** including the sign extension of bytes >= 0x80 where they read a signed
 ** char.
@@ -29,5 +30,18 @@ uint32_t keyhash_wt6(const unsigned char *p, size_t n);
 ** significant bit first, initial value 0, no final XOR), 16 bits. Not
 ** twemproxy's "crc16", which keeps the shifted-out bits above bit 15. */
 uint32_t keyhash_crc16(const unsigned char *p, size_t n);
+
+/* Client libraries' key hashes. Kafka's murmur2 (the Java client's
+** Utils.murmur2, librdkafka's rd_murmur2, kafkajs 2.x's), as an unsigned
+** 32-bit value; kafkajs' legacy murmur2 (the partitioner of kafkajs 1.x),
+** likewise; the low 64 bits (h1) of MurmurHash3 x64 128 with seed 0, as
+** Guava's padToLong. */
+uint32_t keyhash_murmur2_kafka(const unsigned char *p, size_t n);
+uint32_t keyhash_murmur2_kafkajs_legacy(const unsigned char *p, size_t n);
+uint64_t keyhash_murmur3_128_low(const unsigned char *p, size_t n);
+
+/* An integer key's own value: bytes that are SQLite's decimal form of a
+** 64-bit integer give it, as uint64_t, with *pOk = 1; others 0, *pOk = 0. */
+uint64_t keyhash_identity(const unsigned char *p, size_t n, int *pOk);
 
 #endif

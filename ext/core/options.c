@@ -350,6 +350,22 @@ int options_check(ring_config *cfg, unsigned set, char *zErr, size_t nErr){
              "xxh64 take a seed)", hash_name(cfg->hash));
     return 1;
   }
+  if( cfg->hash==HASH_IDENTITY && !a->integer_keys ){
+    size_t n = 0;
+    char zList[400];
+    zList[0] = 0;
+    for(int i=0; ring_algos[i] && n<sizeof(zList); i++){
+      if( !ring_algos[i]->integer_keys ) continue;
+      int k = snprintf(zList+n, sizeof(zList)-n, "%s%s", n ? ", " : "",
+                       ring_algos[i]->name);
+      if( k<0 ) break;
+      n += (size_t)k;
+    }
+    snprintf(zErr, nErr, "hash identity does not apply to algorithm %s (it "
+             "places integer keys as themselves, for algorithms that hash "
+             "keys alone: %s)", a->name, zList);
+    return 1;
+  }
   if( a->check_options ) return a->check_options(cfg, set, zErr, nErr);
   return 0;
 }

@@ -98,6 +98,13 @@ int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos){
   const void *p;
   size_t n;
   if( !key_bytes_inline(v, zInt, &p, &n) ) return 0;
+  if( cfg->hash==HASH_IDENTITY ){
+    /* identity places integer keys only; any other key is like NULL. */
+    size_t nPart = n;
+    const void *pPart = cfg->hash_tag[0] ? hash_tag_part(cfg->hash_tag, p, n,
+                                                         &nPart) : p;
+    if( !hash_identity_ok(cfg->hash, pPart, nPart) ) return 0;
+  }
   *pPos = ring_key_position(cfg, p, n);
   return 1;
 }

@@ -118,7 +118,7 @@ static void hash_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   char zInt[24];
   const void *p;
   size_t n;
-  if( key_bytes(argv[0], zInt, &p, &n) ){
+  if( key_bytes(argv[0], zInt, &p, &n) && hash_identity_ok(h, p, n) ){
     sqlite3_result_int64(ctx, (int64_t)hash_bytes(h, 0, p, n));
   }
 }

@@ -10,7 +10,9 @@
 # golang-github-golang-groupcache-dev; GOPATH mode, no network) and a Java
 # TreeMap ring (openjdk-17-jdk-headless); redis_cluster, ch_keyslot and
 # hash_tag against Debian's redis-server and redis-cli (redis-server,
-# redis-tools) and nutcracker. Needs ./chash.so.
+# redis-tools) and nutcracker; kafka and guava against npm kafkajs,
+# librdkafka-dev and libguava-java (tests/compat/partitioners.py). Needs
+# ./chash.so.
 # The configuration files given to nutcracker, nginx and haproxy are also
 # read by ch_config, and each ring's ch_export text is given back to the
 # program (nutcracker -t, nginx -t, haproxy -c, and a run that places keys).
@@ -52,3 +54,18 @@ timeout 300 /usr/bin/python3 tests/compat/ownring.py java ./chash.so build/compa
 
 # redis_cluster, ch_keyslot and hash_tag: redis-server, redis-cli, nutcracker
 timeout 300 /usr/bin/python3 tests/compat/redis_compat.py ./chash.so
+
+# kafka and guava: npm kafkajs 2.x (into build/compat/npm), Debian's
+# librdkafka-dev (a small C program) and libguava-java (a small Java
+# program), against the model and chash.
+if [ ! -f $NPM_DIR/node_modules/kafkajs/package.json ]; then
+  mkdir -p $NPM_DIR
+  timeout 300 npm install --prefix $NPM_DIR --no-audit --no-fund --no-save \
+    kafkajs@2.2.4 >/dev/null
+fi
+${CC:-gcc} -std=gnu11 -O2 -Wall -Wextra -Werror -o build/compat/rdkafka_partition \
+  tests/compat/rdkafka_partition.c -lrdkafka
+GUAVA_CP=/usr/share/java/guava.jar:build/compat/java
+timeout 300 javac -cp $GUAVA_CP -d build/compat/java tests/compat/GuavaHash.java
+timeout 300 /usr/bin/python3 tests/compat/partitioners.py ./chash.so $NPM_DIR/node_modules \
+  build/compat/rdkafka_partition $GUAVA_CP
