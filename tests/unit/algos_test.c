@@ -22,6 +22,9 @@
 /* jump.c's function, which the published vectors check directly. */
 uint32_t jump_bucket(uint64_t k, uint32_t n);
 
+/* guava.c's function, checked at bucket counts no ring holds. */
+uint32_t guava_bucket(uint64_t input, uint32_t buckets);
+
 /* A ring of config cfg over names[0..n) with weights (NULL: all 1). */
 static ring *build_config(const ring_config *cfg, const char *const *names,
                           const double *weights, uint32_t n){
@@ -87,6 +90,38 @@ static void test_jump(void){
     }
   }
   ring_release(r);
+}
+
+/*
+** Guava 31.1's Hashing.consistentHash(input, n) at bucket counts up to
+** 2^31 - 1, as the real Guava gave them (tests/compat/GuavaHash.java).
+** The last five inputs are longs whose generator hits the int overflow
+** of its + 1 or the saturating cast (tests/gen/partitioners_model.py's
+** guava_extreme_longs): the first gives 0 at every count, where a C cast
+** or an unwrapped + 1 gives other buckets.
+*/
+static void test_guava(void){
+  static const struct { int64_t input; uint32_t b[4]; } v[] = {
+    { 0,                       {0, 0, 0, 0} },
+    { 1,                       {262355607, 262355607, 21134, 0} },
+    { -1,                      {699554662, 699554662, 18311, 1} },
+    { 42,                      {1603940301, 124795770, 5747, 1} },
+    { INT64_MAX,               {213047985, 213047985, 8550, 0} },
+    { INT64_MIN,               {1119800965, 674890281, 53854, 1} },
+    { -1378172617505958997LL,  {0, 0, 0, 0} },
+    { 2095222002470710073LL,   {3, 3, 3, 0} },
+    { 2767976475196113139LL,   {3, 3, 3, 0} },
+    { -1641479433386509179LL,  {71, 71, 71, 0} },
+    { 1066053235453934725LL,   {40, 40, 40, 0} },
+    { -2786506405220822237LL,  {55, 55, 55, 1} },
+  };
+  static const uint32_t counts[4] = {2147483647u, 1000000000u, 65536u, 2u};
+  for(size_t i=0; i<sizeof(v)/sizeof(v[0]); i++){
+    for(int c=0; c<4; c++){
+      CHECK( guava_bucket((uint64_t)v[i].input, counts[c])==v[i].b[c] );
+    }
+  }
+  for(uint32_t n=1; n<=20; n++) CHECK( guava_bucket(12345, n)<n );
 }
 
 /* The index of the first point >= v (the point a key hashing to v takes). */
@@ -424,6 +459,7 @@ static void test_hashring(void){
 
 int main(void){
   test_jump();
+  test_guava();
   test_ketama();
   test_nginx();
   test_hashring();
