@@ -6,9 +6,11 @@ for the independent models there (nginx_model, haproxy_gen, ...).
   wait_listening            wait for a started server to accept
   stop                      stop processes this run started, by their pid
   chash_db                  an in-memory connection with chash loaded
+  make_keys                 generated keys of mixed shapes
   agreement                 count the keys a program and chash agree on
 """
 import os
+import random
 import socket
 import sqlite3
 import subprocess
@@ -80,3 +82,26 @@ def agreement(keys, got, expect, program):
             print('  mismatch: key %r: %s chose %s, chash says %s' % (k, program, g, e))
             break
     return ok
+
+
+def make_keys(seed, n, text_only):
+    """n distinct keys (bytes) of mixed shapes, sorted: ASCII, UTF-8 beyond
+    ASCII, decimal numbers; text_only keeps them valid UTF-8 (for
+    programs that read keys as Java strings), else bytes that are not
+    UTF-8 are mixed in."""
+    rnd = random.Random(seed)
+    shapes = [
+        lambda i: b"user:%d" % i,
+        lambda i: b"session:%08x" % rnd.getrandbits(32),
+        lambda i: ("ключ-%d-émoji-🙂" % i).encode(),
+        lambda i: ("鍵%dキー" % i).encode(),
+        lambda i: bytes(rnd.randint(0x21, 0x7e) for _ in range(rnd.randint(1, 40))),
+        lambda i: b"%d" % rnd.getrandbits(rnd.randint(1, 64)),
+    ]
+    if not text_only:
+        shapes.append(lambda i: bytes(rnd.randint(0, 255)
+                                      for _ in range(rnd.randint(1, 12))))
+    keys = set()
+    while len(keys) < n:
+        keys.add(shapes[len(keys) % len(shapes)](len(keys)))
+    return sorted(keys)

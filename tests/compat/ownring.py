@@ -22,37 +22,17 @@ another label, index base or byte order everywhere; each must get some key
 wrong, which shows the comparison can fail. Prints counts; exits 1 on any
 failure.
 """
-import os, random, sqlite3, subprocess, sys
+import os, sqlite3, subprocess, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "gen"))
 from ownring_gen import OwnRing, hash_bytes  # noqa: E402
+from compatkit import make_keys  # noqa: E402
 
 KEYS = 2500          # generated keys per configuration
 TIE_KEYS = 40        # extra keys on the arc of a tied point
 IP_NAMES = ["10.0.0.%d:11211" % i for i in range(1, 11)]
 WORD_NAMES = ["Node" + chr(ord("A") + i) for i in range(10)]
-
-
-def make_keys(seed, n, text_only):
-    """Keys of mixed shapes; text_only keeps them valid UTF-8 (the Java
-    ring reads keys as Java strings)."""
-    rnd = random.Random(seed)
-    shapes = [
-        lambda i: b"user:%d" % i,
-        lambda i: b"session:%08x" % rnd.getrandbits(32),
-        lambda i: ("ключ-%d-émoji-🙂" % i).encode(),
-        lambda i: ("鍵%dキー" % i).encode(),
-        lambda i: bytes(rnd.randint(0x21, 0x7e) for _ in range(rnd.randint(1, 40))),
-        lambda i: b"%d" % rnd.getrandbits(rnd.randint(1, 64)),
-    ]
-    if not text_only:
-        shapes.append(lambda i: bytes(rnd.randint(0, 255)
-                                      for _ in range(rnd.randint(1, 12))))
-    keys = set()
-    while len(keys) < n:
-        keys.add(shapes[len(keys) % len(shapes)](len(keys)))
-    return sorted(keys)
 
 
 def tie_keys(opts, nodes, n):

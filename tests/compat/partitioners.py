@@ -28,29 +28,15 @@ import random
 import subprocess
 import sys
 
-from compatkit import chash_db
+from compatkit import chash_db, make_keys
 import partitioners_model as pm
 
 NKEYS = 2400
 
 
-def make_keys(seed, n, with_bytes):
-    """n distinct keys as bytes: the empty key, ASCII, UTF-8 beyond ASCII,
-    and (with_bytes) bytes that are not UTF-8."""
-    rnd = random.Random(seed)
-    shapes = [
-        lambda i: b'user:%d' % i,
-        lambda i: b'%d' % rnd.getrandbits(40),
-        lambda i: ('ключ-%d-é-🙂' % i).encode(),
-        lambda i: ('鍵%dキー' % i).encode(),
-        lambda i: bytes(rnd.randint(0x20, 0x7e) for _ in range(rnd.randint(0, 40))),
-    ]
-    if with_bytes:
-        shapes.append(lambda i: bytes(rnd.randint(0, 255) for _ in range(rnd.randint(1, 20))))
-    keys = {b''}
-    while len(keys) < n:
-        keys.add(shapes[len(keys) % len(shapes)](len(keys)))
-    return sorted(keys)
+def keys_with_empty(seed, n, text_only):
+    """n keys of compatkit's shapes, the empty key among them."""
+    return sorted(set(make_keys(seed, n - 1, text_only)) | {b''})
 
 
 def sql_key(b):
@@ -87,7 +73,7 @@ def kafka_table(db, name, n, hash_name):
 
 
 def check_kafka(db, node_modules, rdkafka, tally):
-    keys = make_keys(19, NKEYS, with_bytes=True)
+    keys = keys_with_empty(19, NKEYS, text_only=False)
     counts = [3, 6, 8, 12, 16, 50]
     js = json.loads(run(['node', os.path.join(os.path.dirname(__file__), 'kafkajs_partition.js'),
                          node_modules],
@@ -146,7 +132,7 @@ def check_kafka(db, node_modules, rdkafka, tally):
 
 
 def check_guava(db, classpath, tally):
-    keys = [k for k in make_keys(23, NKEYS, with_bytes=False)]
+    keys = keys_with_empty(23, NKEYS, text_only=True)
     rnd = random.Random(29)
     longs = ([0, 1, -1, 42, 2 ** 63 - 1, -2 ** 63] + pm.guava_extreme_longs()
              + [rnd.randint(-2 ** 63, 2 ** 63 - 1) for _ in range(NKEYS)])
