@@ -120,10 +120,15 @@ static uint32_t haproxy_node_positions(const ring *r, uint32_t n,
   return 0;
 }
 
-static uint64_t haproxy_key_position(const ring_config *cfg, const void *p,
-                                     size_t n){
-  uint32_t h = (uint32_t)hash_bytes(cfg->hash, 0, p, n);
-  return cfg->avalanche ? haproxy_full_hash(h) : h;
+/* A key's hash, through full_hash when avalanche is on. */
+static uint64_t haproxy_key_finish(const ring_keys *k, uint64_t h){
+  return k->finish_arg ? haproxy_full_hash((uint32_t)h) : (uint32_t)h;
+}
+
+static void haproxy_key_rule(const ring_config *cfg, ring_keys *k){
+  k->finish = haproxy_key_finish;
+  k->finish_arg = (uint64_t)cfg->avalanche;
+  k->finish_option = "avalanche";
 }
 
 static const char *haproxy_check_weight(const ring_config *cfg, double w){
@@ -165,7 +170,7 @@ const ring_algo algo_haproxy = {
   .check_weight = haproxy_check_weight,
   .max_points = haproxy_max_points,
   .build = haproxy_build,
-  .key_position = haproxy_key_position,
+  .key_rule = haproxy_key_rule,
   .node_positions = haproxy_node_positions,
   .point_token = haproxy_point_token,
   .doc = {

@@ -5,6 +5,10 @@
 ** All arithmetic is mod 2^32. sx(b) is what those C programs get when a
 ** byte is read as a (signed) char and widened: b below 0x80, else
 ** 0xFFFFFF00|b. Only the functions that do so in the originals use it.
+**
+** Each hash is written once, as start / add / end (keyhash.h): the
+** one-call form runs the three on one buffer, and keyhash_NAME_def hands
+** them to hash.c's streams, which feed a key in pieces.
 */
 #include "keyhash.h"
 
@@ -28,71 +32,121 @@ static uint32_t le16(const unsigned char *p){
 #define FNV32_OFFSET     2166136261u
 #define FNV32_PRIME      16777619u
 
-uint32_t keyhash_fnv1a_64(const unsigned char *p, size_t n){
-  uint32_t h = FNV64_OFFSET_LOW;
+/* ------------------------------------------ hashes of one byte at a time
+** Their state is v[0] (wt6: v[0..3]); end only reads it. */
+
+static void fnv64_start(keyhash_state *s, uint64_t n){
+  (void)n;
+  s->v[0] = FNV64_OFFSET_LOW;
+}
+
+static void fnv32_start(keyhash_state *s, uint64_t n){
+  (void)n;
+  s->v[0] = FNV32_OFFSET;
+}
+
+static void zero_start(keyhash_state *s, uint64_t n){
+  (void)n;
+  s->v[0] = 0;
+}
+
+static uint32_t v0_end(keyhash_state *s, const unsigned char *p, size_t n){
+  (void)p; (void)n;
+  return s->v[0];
+}
+
+static inline void fnv1a_64_add(keyhash_state *s, const unsigned char *p,
+                                size_t n){
+  uint32_t h = s->v[0];
   for(size_t i=0; i<n; i++){ h ^= sx(p[i]); h *= FNV64_PRIME_LOW; }
-  return h;
+  s->v[0] = h;
 }
 
-uint32_t keyhash_fnv1_64(const unsigned char *p, size_t n){
-  uint32_t h = FNV64_OFFSET_LOW;
+static inline void fnv1_64_add(keyhash_state *s, const unsigned char *p,
+                               size_t n){
+  uint32_t h = s->v[0];
   for(size_t i=0; i<n; i++){ h *= FNV64_PRIME_LOW; h ^= sx(p[i]); }
-  return h;
+  s->v[0] = h;
 }
 
-uint32_t keyhash_fnv1a_32(const unsigned char *p, size_t n){
-  uint32_t h = FNV32_OFFSET;
+static inline void fnv1a_32_add(keyhash_state *s, const unsigned char *p,
+                                size_t n){
+  uint32_t h = s->v[0];
   for(size_t i=0; i<n; i++){ h ^= sx(p[i]); h *= FNV32_PRIME; }
-  return h;
+  s->v[0] = h;
 }
 
-uint32_t keyhash_fnv1_32(const unsigned char *p, size_t n){
-  uint32_t h = FNV32_OFFSET;
+static inline void fnv1_32_add(keyhash_state *s, const unsigned char *p,
+                               size_t n){
+  uint32_t h = s->v[0];
   for(size_t i=0; i<n; i++){ h *= FNV32_PRIME; h ^= sx(p[i]); }
-  return h;
+  s->v[0] = h;
 }
 
-uint32_t keyhash_one_at_a_time(const unsigned char *p, size_t n){
-  uint32_t h = 0;
+static inline void one_at_a_time_add(keyhash_state *s, const unsigned char *p,
+                                     size_t n){
+  uint32_t h = s->v[0];
   for(size_t i=0; i<n; i++){
     h += sx(p[i]);
     h += h<<10;
     h ^= h>>6;
   }
+  s->v[0] = h;
+}
+
+static inline uint32_t one_at_a_time_end(keyhash_state *s,
+                                         const unsigned char *p, size_t n){
+  (void)p; (void)n;
+  uint32_t h = s->v[0];
   h += h<<3;
   h ^= h>>11;
   h += h<<15;
   return h;
 }
 
+/* --------------------------------------------- hashes of 4 or 12 bytes
+** add takes whole blocks; end takes the rest (jenkins: 1..12 bytes, so a
+** last whole block goes to end). Their start needs the key's length. */
+
 /* MurmurHash2, 32-bit, seeded with 0xdeadbeef * length as twemproxy does.
 ** The length is a 32-bit quantity there. */
-uint32_t keyhash_murmur(const unsigned char *p, size_t n){
-  const uint32_t m = 0x5bd1e995;
+#define MURMUR_M 0x5bd1e995u
+
+static void murmur_start(keyhash_state *s, uint64_t n){
   uint32_t len = (uint32_t)n;
-  uint32_t h = (0xdeadbeefu * len) ^ len;
-  while( n>=4 ){
+  s->v[0] = (0xdeadbeefu * len) ^ len;
+}
+
+static inline void murmur_add(keyhash_state *s, const unsigned char *p,
+                              size_t n){
+  uint32_t h = s->v[0];
+  for(; n>=4; p+=4, n-=4){
     uint32_t k = le32(p);
-    k *= m;
+    k *= MURMUR_M;
     k ^= k>>24;
-    k *= m;
-    h *= m;
+    k *= MURMUR_M;
+    h *= MURMUR_M;
     h ^= k;
-    p += 4;
-    n -= 4;
   }
+  s->v[0] = h;
+}
+
+static inline uint32_t murmur_end(keyhash_state *s, const unsigned char *p,
+                                  size_t n){
+  uint32_t h = s->v[0];
   switch( n ){
     case 3: h ^= (uint32_t)p[2]<<16; /* fall through */
     case 2: h ^= (uint32_t)p[1]<<8;  /* fall through */
-    case 1: h ^= p[0]; h *= m;
+    case 1: h ^= p[0]; h *= MURMUR_M;
   }
   h ^= h>>13;
-  h *= m;
+  h *= MURMUR_M;
   h ^= h>>15;
   return h;
 }
 
-/* Bob Jenkins' lookup3 hashlittle() with initval 13. */
+/* Bob Jenkins' lookup3 hashlittle() with initval 13: state a, b, c in
+** v[0..2], v[3] set for a key of no bytes (whose hash is c unmixed). */
 #define ROT(x, k) (((x)<<(k)) | ((x)>>(32-(k))))
 #define MIX(a, b, c) do{ \
   a -= c; a ^= ROT(c, 4);  c += b; \
@@ -112,19 +166,28 @@ uint32_t keyhash_murmur(const unsigned char *p, size_t n){
   c ^= b; c -= ROT(b, 24); \
 }while(0)
 
-uint32_t keyhash_jenkins(const unsigned char *p, size_t n){
-  uint32_t a, b, c;
-  a = b = c = 0xdeadbeefu + (uint32_t)n + 13u;
-  if( n==0 ) return c;
-  while( n>12 ){
+static void jenkins_start(keyhash_state *s, uint64_t n){
+  s->v[0] = s->v[1] = s->v[2] = 0xdeadbeefu + (uint32_t)n + 13u;
+  s->v[3] = n==0;
+}
+
+static inline void jenkins_add(keyhash_state *s, const unsigned char *p,
+                               size_t n){
+  uint32_t a = s->v[0], b = s->v[1], c = s->v[2];
+  for(; n>=12; p+=12, n-=12){
     a += le32(p);
     b += le32(p+4);
     c += le32(p+8);
     MIX(a, b, c);
-    p += 12;
-    n -= 12;
   }
-  /* The last 1..12 bytes, zero-padded into three little-endian words. */
+  s->v[0] = a; s->v[1] = b; s->v[2] = c;
+}
+
+/* The last 1..12 bytes, zero-padded into three little-endian words. */
+static inline uint32_t jenkins_end(keyhash_state *s, const unsigned char *p,
+                                   size_t n){
+  uint32_t a = s->v[0], b = s->v[1], c = s->v[2];
+  if( s->v[3] ) return c;
   unsigned char tail[12] = {0};
   for(size_t i=0; i<n; i++) tail[i] = p[i];
   a += le32(tail);
@@ -135,19 +198,30 @@ uint32_t keyhash_jenkins(const unsigned char *p, size_t n){
 }
 
 /* Paul Hsieh's SuperFastHash as twemproxy has it: the hash starts at 0
-** (not at the length), and the third byte of a 3-byte tail is signed. */
-uint32_t keyhash_hsieh(const unsigned char *p, size_t n){
-  uint32_t h = 0, tmp;
-  if( n==0 ) return 0;
-  size_t rem = n & 3;
-  for(n >>= 2; n>0; n--){
+** (not at the length), and the third byte of a 3-byte tail is signed.
+** v[1] is set for a key of no bytes (its hash is 0). */
+static void hsieh_start(keyhash_state *s, uint64_t n){
+  s->v[0] = 0;
+  s->v[1] = n==0;
+}
+
+static inline void hsieh_add(keyhash_state *s, const unsigned char *p,
+                             size_t n){
+  uint32_t h = s->v[0], tmp;
+  for(; n>=4; p+=4, n-=4){
     h += le16(p);
     tmp = (le16(p+2) << 11) ^ h;
     h = (h<<16) ^ tmp;
-    p += 4;
     h += h>>11;
   }
-  switch( rem ){
+  s->v[0] = h;
+}
+
+static inline uint32_t hsieh_end(keyhash_state *s, const unsigned char *p,
+                                 size_t n){
+  uint32_t h = s->v[0];
+  if( s->v[1] ) return 0;
+  switch( n ){
     case 3:
       h += le16(p);
       h ^= h<<16;
@@ -185,16 +259,23 @@ uint32_t keyhash_hsieh(const unsigned char *p, size_t n){
 **         next counts come from 16 bits of the new words. The hash is
 **         h0 xor h1.
 */
-uint32_t keyhash_sdbm(const unsigned char *p, size_t n){
-  uint32_t h = 0;
+static inline void sdbm_add(keyhash_state *s, const unsigned char *p,
+                            size_t n){
+  uint32_t h = s->v[0];
   for(size_t i=0; i<n; i++) h = p[i] + (h<<6) + (h<<16) - h;
-  return h;
+  s->v[0] = h;
 }
 
-uint32_t keyhash_djb2(const unsigned char *p, size_t n){
-  uint32_t h = 5381;
+static void djb2_start(keyhash_state *s, uint64_t n){
+  (void)n;
+  s->v[0] = 5381;
+}
+
+static inline void djb2_add(keyhash_state *s, const unsigned char *p,
+                            size_t n){
+  uint32_t h = s->v[0];
   for(size_t i=0; i<n; i++) h = h*33 + p[i];
-  return h;
+  s->v[0] = h;
 }
 
 /* Rotate left by k in 0..31 (k = 0 leaves x as it is). */
@@ -202,9 +283,19 @@ static uint32_t wt6_rotl(uint32_t x, unsigned k){
   return k ? (x<<k) | (x>>(32-k)) : x;
 }
 
-uint32_t keyhash_wt6(const unsigned char *p, size_t n){
-  uint32_t h0 = 0xa53c965au, h1 = 0x5ca6953au;
-  unsigned k0 = 6, k1 = 18;
+/* State: h0, h1, k0, k1 in v[0..3]. */
+static void wt6_start(keyhash_state *s, uint64_t n){
+  (void)n;
+  s->v[0] = 0xa53c965au;
+  s->v[1] = 0x5ca6953au;
+  s->v[2] = 6;
+  s->v[3] = 18;
+}
+
+static inline void wt6_add(keyhash_state *s, const unsigned char *p,
+                           size_t n){
+  uint32_t h0 = s->v[0], h1 = s->v[1];
+  unsigned k0 = s->v[2], k1 = s->v[3];
   for(size_t i=0; i<n; i++){
     uint32_t a = ~(h0 ^ p[i]);
     uint32_t b = ~(h1 + p[i]);
@@ -214,7 +305,12 @@ uint32_t keyhash_wt6(const unsigned char *p, size_t n){
     k0 = t & 0x1f;
     k1 = t >> 11;
   }
-  return h0 ^ h1;
+  s->v[0] = h0; s->v[1] = h1; s->v[2] = k0; s->v[3] = k1;
+}
+
+static uint32_t wt6_end(keyhash_state *s, const unsigned char *p, size_t n){
+  (void)p; (void)n;
+  return s->v[0] ^ s->v[1];
 }
 
 /* CRC-16/XMODEM four bits at a time: crc16_nibble[i] is the CRC register
@@ -224,12 +320,46 @@ static const uint16_t crc16_nibble[16] = {
   0x8108, 0x9129, 0xa14a, 0xb16b, 0xc18c, 0xd1ad, 0xe1ce, 0xf1ef
 };
 
-uint32_t keyhash_crc16(const unsigned char *p, size_t n){
-  uint32_t crc = 0;
+static inline void crc16_add(keyhash_state *s, const unsigned char *p,
+                             size_t n){
+  uint32_t crc = s->v[0];
   for(size_t i=0; i<n; i++){
     crc = (crc << 4) ^ crc16_nibble[((crc >> 12) ^ (p[i] >> 4)) & 0xf];
     crc = (crc << 4) ^ crc16_nibble[((crc >> 12) ^ (p[i] & 0xf)) & 0xf];
     crc &= 0xffff;
   }
-  return crc;
+  s->v[0] = crc;
 }
+
+/* ------------------------------------------------ both forms of each */
+
+/* keyhash_NAME(p, n), and keyhash_NAME_def for streams. BLOCK: the bytes
+** add takes at a time; HOLD: 1 if the last whole block goes to end. */
+#define KEYHASH(NAME, BLOCK, HOLD, START, ADD, END)                        \
+  static void NAME##_add_blocks(keyhash_state *s, const unsigned char *p,  \
+                                size_t n){ ADD(s, p, n); }                 \
+  const keyhash_def keyhash_##NAME##_def = {                               \
+    BLOCK, HOLD, START, NAME##_add_blocks, END                             \
+  };                                                                       \
+  uint32_t keyhash_##NAME(const unsigned char *p, size_t n){               \
+    keyhash_state s;                                                       \
+    size_t nBody = n - n%(BLOCK);                                          \
+    if( (HOLD) && nBody==n && n>0 ) nBody -= (BLOCK);                      \
+    START(&s, n);                                                          \
+    ADD(&s, p, nBody);                                                     \
+    return END(&s, p + nBody, n - nBody);                                  \
+  }
+
+KEYHASH(fnv1a_64, 1, 0, fnv64_start, fnv1a_64_add, v0_end)
+KEYHASH(fnv1_64, 1, 0, fnv64_start, fnv1_64_add, v0_end)
+KEYHASH(fnv1a_32, 1, 0, fnv32_start, fnv1a_32_add, v0_end)
+KEYHASH(fnv1_32, 1, 0, fnv32_start, fnv1_32_add, v0_end)
+KEYHASH(one_at_a_time, 1, 0, zero_start, one_at_a_time_add,
+        one_at_a_time_end)
+KEYHASH(murmur, 4, 0, murmur_start, murmur_add, murmur_end)
+KEYHASH(jenkins, 12, 1, jenkins_start, jenkins_add, jenkins_end)
+KEYHASH(hsieh, 4, 0, hsieh_start, hsieh_add, hsieh_end)
+KEYHASH(sdbm, 1, 0, zero_start, sdbm_add, v0_end)
+KEYHASH(djb2, 1, 0, djb2_start, djb2_add, v0_end)
+KEYHASH(wt6, 1, 0, wt6_start, wt6_add, wt6_end)
+KEYHASH(crc16, 1, 0, zero_start, crc16_add, v0_end)

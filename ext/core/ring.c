@@ -65,6 +65,13 @@ const char *ring_algorithm_list(char *zOut, size_t nOut){
   return zOut;
 }
 
+void ring_keys_of(const ring_config *cfg, ring_keys *k){
+  ring_keys_init(k, cfg->hash, cfg->seed);
+  if( cfg->hash_tag[0] ) memcpy(k->tag, cfg->hash_tag, 2);
+  k->finish_by = cfg->algo->name;
+  if( cfg->algo->key_rule ) cfg->algo->key_rule(cfg, k);
+}
+
 int64_t ring_node_points(const ring_config *cfg, double w){
   if( !(w>0.0) || !isfinite(w) || w>RING_MAX_WEIGHT ) return -1;
   return cfg->algo->max_points ? cfg->algo->max_points(cfg, w) : 0;
@@ -330,6 +337,7 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
   }
   memset(r, 0, sizeof(ring));
   r->config = *cfg;
+  ring_keys_of(cfg, &r->keys);
   r->n_nodes = n;
   r->nodes = (ring_node *)&r[1];
   r->version = -1;

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "hash.h"
+#include "keys.h"
 
 /* Limits, so that no statement can make chash allocate without bound. */
 #define RING_MAX_NAME     1024        /* bytes in a node name */
@@ -85,6 +86,7 @@ typedef struct ring_node {
 
 typedef struct ring {
   ring_config config;
+  ring_keys keys;          /* where keys go (keys.h), from config */
   uint32_t n_nodes;
   ring_node *nodes;        /* sorted by name, bytewise */
   uint32_t n_points;       /* points rings (algo.h): */
@@ -129,6 +131,10 @@ const char *ring_algorithm_name(const ring_algo *a);
 /* "ring, ketama, ...": every algorithm's name, in registry order, into
 ** zOut (nOut bytes); for error messages. Returns zOut. */
 const char *ring_algorithm_list(char *zOut, size_t nOut);
+
+/* The key rule of rings of cfg (keys.h): its hash, seed and hash tag,
+** then what the algorithm's key_rule adds. */
+void ring_keys_of(const ring_config *cfg, ring_keys *k);
 
 /* The most points a node of weight w can get under cfg (0 for
 ** algorithms without points). Returns -1 if w is not a positive finite

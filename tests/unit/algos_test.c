@@ -208,7 +208,7 @@ static void test_haproxy(void){
     CHECK( strcmp(r->nodes[ring_lookup(r, at[i].pos)].name, at[i].owner)==0 );
   }
   /* A key's position: sdbm, then full_hash (avalanche is the default). */
-  CHECK( r && ring_key_position(&r->config, "hello", 5)==2061535398u );
+  CHECK( r && ring_keys_place(&r->keys, "hello", 5)==2061535398u );
   ring_release(r);
 
   /* Two servers of weight 1: the highest point (b's 16th) owns an arc that
@@ -221,8 +221,8 @@ static void test_haproxy(void){
   CHECK( r && r->config.algo->point_token(r, 1)==414606662u );
   CHECK( r && r->positions[1]==454777333u );
   if( r ){
-    r->config.avalanche = 0;
-    CHECK( ring_key_position(&r->config, "hello", 5)==3538347703u );
+    r->keys.finish_arg = 0;                 /* avalanche off */
+    CHECK( ring_keys_place(&r->keys, "hello", 5)==3538347703u );
   }
   ring_release(r);
 }

@@ -1,6 +1,6 @@
 /*
 ** tests/unit/ring_test.c: unit tests of the pure ring core (ext/core/ring.c,
-** ext/core/hash.c, ext/core/options.c), without SQLite.
+** ext/core/hash.c, ext/core/keys.c, ext/core/options.c), without SQLite.
 **
 ** Expected values are worked by hand or come from Python's xxhash package
 ** (the hash vectors and the three-node ring below), not from chash itself.
@@ -102,6 +102,177 @@ static void test_hash(void){
 }
 
 /* Label templates of the ring option label, and their points. */
+/* Every hash fed in pieces gives what it gives for the bytes in one
+** buffer, for every length up to 100 (past jenkins' 12-byte blocks a few
+** times) and cuts at every place, in one, two and many pieces. */
+static void test_hash_streams(void){
+  unsigned char a[100];
+  uint64_t x = 88172645463325252ull;
+  for(size_t i=0; i<sizeof(a); i++){
+    x ^= x<<13; x ^= x>>7; x ^= x<<17;
+    a[i] = (unsigned char)x;
+  }
+  int nBad = 0, nRun = 0;
+  for(int h=0; h<HASH_COUNT; h++){
+    for(size_t n=0; n<=sizeof(a); n++){
+      uint64_t want = hash_bytes((hash_id)h, 7, a, n);
+      for(size_t cut=0; cut<=n; cut++){
+        hash_stream s;
+        hash_stream_start(&s, (hash_id)h, 7, n);
+        hash_stream_add(&s, a, cut);
+        hash_stream_add(&s, a+cut, n-cut);
+        nBad += hash_stream_end(&s)!=want;
+        nRun++;
+      }
+      for(size_t step=1; step<=13; step++){
+        hash_stream s;
+        hash_stream_start(&s, (hash_id)h, 7, n);
+        for(size_t i=0; i<n; i+=step){
+          hash_stream_add(&s, a+i, i+step<=n ? step : n-i);
+        }
+        nBad += hash_stream_end(&s)!=want;
+        nRun++;
+      }
+    }
+  }
+  CHECK( nRun>0 && nBad==0 );
+}
+
+/* The key rule with steps places a key where its hash puts the bytes the
+** steps should make, written out by hand here (the MD5s are Python's
+** hashlib.md5(...).hexdigest()), for every hash; no step allocates. */
+static void test_key_steps(void){
+  static char aLong[301], aNs[264];
+  memset(aLong, 'a', 300);
+  memcpy(aNs, "ns:", 3);
+  memset(aNs+3, 'b', 260);
+  char zShortA[251], zShortNs[251];
+  snprintf(zShortA, sizeof(zShortA), "%.213s:md5:%s", aLong,
+           "4e5475d125a33c6190718e75adc1b704");
+  snprintf(zShortNs, sizeof(zShortNs), "%.213s:md5:%s", aNs,
+           "c25805d774a7cff73ba5e5884ea3f780");
+  static unsigned char aCtl[1000], aCtlOut[1000];
+  for(int i=0; i<1000; i++){
+    aCtl[i] = (unsigned char)(i*7);
+    aCtlOut[i] = aCtl[i]<=' ' ? '_' : aCtl[i];
+  }
+  /* a, e acute, euro sign, U+1F600 (a surrogate pair); then bad bytes: a
+  ** lone continuation byte, an overlong NUL, a cut 2-byte sequence before
+  ** "a", and a cut one at the end. */
+  static const char zUtf8[] = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"
+                              "\x80\xc0\x80\xc3" "a\xe2\x82";
+  static const unsigned char aUtf16[] = {
+    0x61,0, 0xe9,0, 0xac,0x20, 0x3d,0xd8, 0x00,0xde,
+    0xfd,0xff, 0xfd,0xff, 0xfd,0xff, 0xfd,0xff, 0x61,0, 0xfd,0xff,
+  };
+  const struct {
+    ring_key_op op[2];
+    uint32_t n[2];
+    const char *text[2];
+    const void *pKey; size_t nKey;    /* the key */
+    const void *pWant; size_t nWant;  /* the bytes hashed */
+  } aCase[] = {
+    { {RING_KEY_PREFIX}, {3}, {"ns:"}, "key", 3, "ns:key", 6 },
+    { {RING_KEY_SHORTEN}, {250}, {""}, aLong, 300, zShortA, 250 },
+    { {RING_KEY_SHORTEN}, {250}, {""}, aLong, 250, aLong, 250 },
+    { {RING_KEY_PREFIX, RING_KEY_SHORTEN}, {3, 250}, {"ns:", ""},
+      aNs+3, 260, zShortNs, 250 },
+    { {RING_KEY_PREFIX, RING_KEY_SHORTEN}, {3, 250}, {"ns:", ""},
+      aNs+3, 247, aNs, 250 },
+    { {RING_KEY_REWRITE}, {' '}, {"_"}, aCtl, 1000, aCtlOut, 1000 },
+    { {RING_KEY_UTF16}, {0}, {""}, zUtf8, sizeof(zUtf8)-1, aUtf16,
+      sizeof(aUtf16) },
+    { {RING_KEY_UTF16}, {0}, {""}, "", 0, "", 0 },
+  };
+  int nLiveBefore = nLive;
+  ring_set_allocator(test_malloc, test_free);
+  nUntilFail = 0;                      /* any allocation fails */
+  for(size_t c=0; c<sizeof(aCase)/sizeof(aCase[0]); c++){
+    for(int h=0; h<HASH_COUNT; h++){
+      ring_keys k;
+      ring_keys_init(&k, (hash_id)h, 99);
+      for(int j=0; j<2 && aCase[c].op[j]; j++){
+        CHECK( ring_keys_add_step(&k, aCase[c].op[j], aCase[c].n[j],
+                                  aCase[c].text[j],
+                                  strlen(aCase[c].text[j]))==0 );
+      }
+      uint64_t want = hash_bytes((hash_id)h, hash_has_seed((hash_id)h) ? 99 : 0,
+                                 aCase[c].pWant, aCase[c].nWant);
+      if( ring_keys_place(&k, aCase[c].pKey, aCase[c].nKey)!=want ){
+        CHECK( !"key steps" );
+        printf("  case %zu, hash %s\n", c, hash_name((hash_id)h));
+      }
+    }
+  }
+  nUntilFail = -1;
+  ring_set_allocator(malloc, free);
+  CHECK( nLive==nLiveBefore );
+
+  /* The big-endian units of "a\xc3\xa9" are 00 61 00 e9. */
+  ring_keys k;
+  ring_keys_init(&k, HASH_XXH3, 0);
+  CHECK( ring_keys_add_step(&k, RING_KEY_UTF16, 1, NULL, 0)==0 );
+  CHECK( ring_keys_place(&k, "a\xc3\xa9", 3)
+         ==hash_bytes(HASH_XXH3, 0, "\x00\x61\x00\xe9", 4) );
+  /* The hash tag comes first, then the steps. */
+  memcpy(k.tag, "{}", 3);
+  CHECK( ring_keys_place(&k, "x{a}y", 5)==hash_bytes(HASH_XXH3, 0, "\x00\x61", 2) );
+  /* A rule holds RING_KEY_MAX_STEPS steps of RING_KEY_MAX_TEXT bytes. */
+  ring_keys_init(&k, HASH_XXH3, 0);
+  char zBig[RING_KEY_MAX_TEXT + 1];
+  memset(zBig, 'p', sizeof(zBig));
+  CHECK( ring_keys_add_step(&k, RING_KEY_PREFIX, sizeof(zBig), zBig, sizeof(zBig))==1 );
+  for(int i=0; i<RING_KEY_MAX_STEPS; i++){
+    CHECK( ring_keys_add_step(&k, RING_KEY_PREFIX, 1, "p", 1)==0 );
+  }
+  CHECK( ring_keys_add_step(&k, RING_KEY_PREFIX, 1, "p", 1)==1 );
+  CHECK( ring_keys_place(&k, "k", 1)==hash_bytes(HASH_XXH3, 0, "ppppk", 5) );
+}
+
+static uint64_t finish_plus_one(const ring_keys *k, uint64_t h){
+  return h + 1 + k->finish_arg;
+}
+
+/* ring_keys_same and ring_keys_differ see every part of the rule. */
+static void test_keys_compare(void){
+  ring_keys a, b;
+  char z[300];
+  ring_keys_init(&a, HASH_XXH3, 0);
+  a.finish_by = "ring";
+  b = a;
+  CHECK( ring_keys_same(&a, &b) && ring_keys_differ(&a, &b, z, sizeof(z))[0]==0 );
+  ring_keys_init(&b, HASH_MD5, 5);          /* md5 takes no seed */
+  b.finish_by = "ketama";
+  CHECK( b.seed==0 && !ring_keys_same(&a, &b) );
+  CHECK( strcmp(ring_keys_differ(&b, &a, z, sizeof(z)),
+                "the rings hash keys differently (md5, xxh3 seed 0)")==0 );
+  b = a;
+  b.seed = 3;
+  CHECK( !ring_keys_same(&a, &b) && has(ring_keys_differ(&a, &b, z, sizeof(z)), "(xxh3 seed 0, xxh3 seed 3)") );
+  b = a;
+  memcpy(b.tag, "{}", 3);
+  CHECK( !ring_keys_same(&a, &b) && has(ring_keys_differ(&a, &b, z, sizeof(z)), "(no hash_tag, hash_tag '{}')") );
+  b = a;
+  ring_keys_add_step(&b, RING_KEY_PREFIX, 3, "ns:", 3);
+  ring_keys_add_step(&b, RING_KEY_SHORTEN, 250, NULL, 0);
+  CHECK( !ring_keys_same(&a, &b) && has(ring_keys_differ(&a, &b, z, sizeof(z)), "(no key steps, prefix 'ns:', shorten 250)") );
+  ring_keys c = a;
+  ring_keys_add_step(&c, RING_KEY_PREFIX, 3, "ns;", 3);
+  ring_keys_add_step(&c, RING_KEY_SHORTEN, 250, NULL, 0);
+  CHECK( !ring_keys_same(&b, &c) && has(ring_keys_differ(&b, &c, z, sizeof(z)), "(prefix 'ns:', shorten 250, prefix 'ns;', shorten 250)") );
+  c = b;
+  CHECK( ring_keys_same(&b, &c) );
+  b = a;
+  b.finish = finish_plus_one;
+  b.finish_by = "haproxy";
+  b.finish_option = "avalanche";
+  CHECK( !ring_keys_same(&a, &b) && strcmp(ring_keys_differ(&b, &a, z, sizeof(z)), "algorithm haproxy and algorithm ring hash keys differently")==0 );
+  CHECK( ring_keys_place(&b, "k", 1)==hash_bytes(HASH_XXH3, 0, "k", 1) + 1 );
+  c = b;
+  c.finish_arg = 1;
+  CHECK( !ring_keys_same(&b, &c) && has(ring_keys_differ(&b, &c, z, sizeof(z)), "(avalanche 0, avalanche 1)") );
+}
+
 static void test_labels(void){
   char zErr[300];
   CHECK( ring_label_check("%s#%d", zErr, sizeof(zErr))==0 );
@@ -713,6 +884,9 @@ static void test_spec(void){
 int main(void){
   test_spec();
   test_hash();
+  test_hash_streams();
+  test_key_steps();
+  test_keys_compare();
   test_labels();
   test_points();
   test_names();
