@@ -67,8 +67,12 @@ struct ring_algo {
   const char *name;            /* algorithm=NAME (lower case) */
   ring_algo_doc doc;
   hash_id default_hash;        /* when the hash option is not given */
-  unsigned options;            /* the OPTION_* bits that apply to it, beyond
-                               ** algorithm, hash, seed and hash_tag */
+  unsigned options;            /* the common OPTION_* bits that apply to it
+                               ** (OPTION_VNODES), beyond algorithm, hash,
+                               ** seed and hash_tag */
+  /* Its own options (options.h), then one with a NULL name; NULL: none.
+  ** Their values live in its block of the config (RING_OWN_CONFIG). */
+  const ring_option *own_options;
   ring_units_kind units;
   const char *unit_name;       /* what a unit is, plural: "points", "slots" */
 

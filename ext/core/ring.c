@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "algo.h"
+#include "options.h"
 #include "ring_index.h"
 
 static void *(*ring_malloc)(size_t) = malloc;
@@ -29,18 +31,11 @@ void ring_dealloc(void *p){
 }
 
 void ring_config_default(ring_config *cfg){
-  cfg->algo = ring_algos[0];
   cfg->hash = HASH_XXH3;
   cfg->vnodes = 160;
   cfg->seed = 0;
-  cfg->table = RING_DEFAULT_TABLE;
-  cfg->avalanche = 1;
-  cfg->min_ring = RING_DEFAULT_MIN_RING;
-  cfg->max_ring = RING_MAX_ENVOY_RING;
-  memcpy(cfg->label, "%s#%d", sizeof("%s#%d"));
-  cfg->first = 1;
-  cfg->ties = RING_TIES_NAME;
-  cfg->hash_tag[0] = 0;
+  memset(cfg->hash_tag, 0, sizeof(cfg->hash_tag));
+  options_set_algorithm(cfg, ring_algos[0]);
 }
 
 const ring_algo *ring_algorithm_from_name(const char *zName){

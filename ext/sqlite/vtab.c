@@ -85,8 +85,8 @@ static void vtab_free(chash_vtab *p){
 **   hash       a name of hash.h               (xxh3; ketama md5, maglev xxh64)
 **   vnodes     1..RING_MAX_VNODES, points per unit of weight  (160)
 **   seed       0..2^64-1, the seed of every hash of the ring  (0)
-**   table      maglev's table size, a prime   (65537)
-** options_check says which options fit which algorithm.
+**   and the algorithm's own options (its descriptor's own_options)
+** options_finish says which options fit which algorithm.
 ** Unknown, repeated and malformed options are errors that name the option
 ** and list what is accepted. Connecting reads the options back from
 ** %_config, which is the authority once the table exists.
@@ -101,8 +101,9 @@ static int create_arg_is_quoted(const char *z){
 
 static int parse_create_options(int argc, const char *const *argv,
                                 ring_config *cfg, char **pzErr){
-  unsigned set = 0;
+  options_given given;
   char zMsg[512];
+  memset(&given, 0, sizeof(given));
   ring_config_default(cfg);
   for(int i=3; i<argc; i++){
     char *zArg = sqlite3_mprintf("%s", argv[i]);
@@ -119,7 +120,7 @@ static int parse_create_options(int argc, const char *const *argv,
       snprintf(zMsg, sizeof(zMsg), "bad option '%s': write option=value; "
                "options: %s", argv[i], options_names(zList, sizeof(zList)));
     }else{
-      bad = options_set(cfg, &set, zKey, zValue, zMsg, sizeof(zMsg));
+      bad = options_set(cfg, &given, zKey, zValue, zMsg, sizeof(zMsg));
     }
     sqlite3_free(zArg);
     if( bad ){
@@ -127,7 +128,7 @@ static int parse_create_options(int argc, const char *const *argv,
       return SQLITE_ERROR;
     }
   }
-  if( options_check(cfg, set, zMsg, sizeof(zMsg)) ){
+  if( options_finish(cfg, &given, zMsg, sizeof(zMsg)) ){
     *pzErr = sqlite3_mprintf("%s: %s", argv[2], zMsg);
     return SQLITE_ERROR;
   }

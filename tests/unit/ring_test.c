@@ -301,10 +301,13 @@ static void test_labels(void){
   ** "%d%s", first 0, crc32a. */
   ring_config cfg;
   ring_config_default(&cfg);
-  CHECK( strcmp(cfg.label, "%s#%d")==0 && cfg.first==1 && cfg.ties==RING_TIES_NAME );
+  char zOpt[OPTION_MAX_TEXT];
+  CHECK( strcmp(unit_option_text(&cfg, "label", zOpt, sizeof(zOpt)), "%s#%d")==0 );
+  CHECK( strcmp(unit_option_text(&cfg, "first", zOpt, sizeof(zOpt)), "1")==0 );
+  CHECK( strcmp(unit_option_text(&cfg, "ties", zOpt, sizeof(zOpt)), "name")==0 );
   cfg.hash = HASH_MD5BE;
-  memcpy(cfg.label, "%s:%d", 6);
-  cfg.first = 0;
+  unit_set_option(&cfg, "label", "%s:%d");
+  unit_set_option(&cfg, "first", "0");
   cfg.vnodes = 2;
   ring_input in[] = { {"B", 1, 1.0, 1}, {"A", 1, 1.0, 2} };
   ring *r = NULL;
@@ -317,7 +320,7 @@ static void test_labels(void){
   ring_release(r);
   ring_input gc[] = { {"http://10.0.0.1:8080", 20, 1.0, 1} };
   ring_config_default(&cfg);
-  cfg.algo = ring_algorithm_from_name("groupcache");
+  options_set_algorithm(&cfg, ring_algorithm_from_name("groupcache"));
   CHECK( options_check(&cfg, OPTION_ALGORITHM, zErr, sizeof(zErr))==0 );
   CHECK( cfg.vnodes==50 && cfg.hash==HASH_CRC32A );
   r = NULL;
@@ -368,7 +371,7 @@ static void test_points(void){
   CHECK( ring_node_points(&cfg, RING_MAX_WEIGHT)==(int64_t)1e14 );
 
   /* modn has no points, but still checks the weight. */
-  cfg.algo = ring_algorithm_from_name("modn");
+  options_set_algorithm(&cfg, ring_algorithm_from_name("modn"));
   CHECK( ring_node_points(&cfg, 1.0)==0 );
   CHECK( ring_node_points(&cfg, -1.0)==-1 );
 }
@@ -506,7 +509,7 @@ static void test_lookup_edges(int bIndex){
 
   /* modn: position mod n, no points needed. */
   uint32_t aSlot[3] = {0, 1, 2};
-  r.config.algo = ring_algorithm_from_name("modn");
+  options_set_algorithm(&r.config, ring_algorithm_from_name("modn"));
   r.n_nodes = 3;
   r.n_units = 3;
   r.unit_owners = aSlot;
@@ -560,7 +563,7 @@ static void test_build(void){
   ring_release(r);
 
   /* modn: weights ignored, shares of 2^64 split as evenly as integers allow. */
-  cfg.algo = ring_algorithm_from_name("modn");
+  options_set_algorithm(&cfg, ring_algorithm_from_name("modn"));
   const char *az3[] = {"c", "b", "a"};
   r = build(&cfg, az3, 3, zErr, sizeof(zErr));
   CHECK( r && r->n_points==0 && r->nodes[0].points==0 );
@@ -665,57 +668,58 @@ static void test_align8(void){
 
 static void test_options(void){
   ring_config cfg;
-  unsigned set = 0;
+  options_given g;
+  memset(&g, 0, sizeof(g));
   char zErr[200];
   ring_config_default(&cfg);
 
-  CHECK( options_set(&cfg, &set, "vnodes", "3", zErr, sizeof(zErr))==0 && cfg.vnodes==3 );
-  CHECK( options_set(&cfg, &set, "HASH", "XXH64", zErr, sizeof(zErr))==0 && cfg.hash==HASH_XXH64 );
-  CHECK( options_set(&cfg, &set, "seed", "18446744073709551615", zErr, sizeof(zErr))==0 );
+  CHECK( options_set(&cfg, &g, "vnodes", "3", zErr, sizeof(zErr))==0 && cfg.vnodes==3 );
+  CHECK( options_set(&cfg, &g, "HASH", "XXH64", zErr, sizeof(zErr))==0 && cfg.hash==HASH_XXH64 );
+  CHECK( options_set(&cfg, &g, "seed", "18446744073709551615", zErr, sizeof(zErr))==0 );
   CHECK( cfg.seed==UINT64_MAX );
-  CHECK( options_set(&cfg, &set, "algorithm", "Ring", zErr, sizeof(zErr))==0 );
-  CHECK( set==(OPTION_ALGORITHM|OPTION_HASH|OPTION_VNODES|OPTION_SEED) );
-  CHECK( options_check(&cfg, set, zErr, sizeof(zErr))==0 );
+  CHECK( options_set(&cfg, &g, "algorithm", "Ring", zErr, sizeof(zErr))==0 );
+  CHECK( g.set==(OPTION_ALGORITHM|OPTION_HASH|OPTION_VNODES|OPTION_SEED) );
+  CHECK( options_check(&cfg, g.set, zErr, sizeof(zErr))==0 );
 
-  CHECK( options_set(&cfg, &set, "vnodes", "4", zErr, sizeof(zErr))==1 );
+  CHECK( options_set(&cfg, &g, "vnodes", "4", zErr, sizeof(zErr))==1 );
   CHECK( has(zErr, "vnodes is given more than once") );
-  CHECK( options_set(&cfg, &set, "color", "red", zErr, sizeof(zErr))==1 );
+  CHECK( options_set(&cfg, &g, "color", "red", zErr, sizeof(zErr))==1 );
   CHECK( has(zErr, "unknown option 'color'; accepted: algorithm, hash, vnodes, seed") );
 
   /* Bad values name the option and say what is accepted. */
   static const char *azBadVnodes[] = {"0", "100001", "-1", "1.5", "abc", "", " 3", "3x",
                                       "99999999999999999999999"};
   for(size_t i=0; i<sizeof(azBadVnodes)/sizeof(azBadVnodes[0]); i++){
-    set = 0;
-    CHECK( options_set(&cfg, &set, "vnodes", azBadVnodes[i], zErr, sizeof(zErr))==1 );
+    memset(&g, 0, sizeof(g));
+    CHECK( options_set(&cfg, &g, "vnodes", azBadVnodes[i], zErr, sizeof(zErr))==1 );
     CHECK( has(zErr, "vnodes:") && has(zErr, "from 1 to 100000") );
   }
-  set = 0;
-  CHECK( options_set(&cfg, &set, "vnodes", "100000", zErr, sizeof(zErr))==0 && cfg.vnodes==100000 );
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "vnodes", "100000", zErr, sizeof(zErr))==0 && cfg.vnodes==100000 );
   static const char *azBadSeed[] = {"-1", "18446744073709551616", "99999999999999999999",
                                     "1e3", "0x10", ""};
   for(size_t i=0; i<sizeof(azBadSeed)/sizeof(azBadSeed[0]); i++){
-    set = 0;
-    CHECK( options_set(&cfg, &set, "seed", azBadSeed[i], zErr, sizeof(zErr))==1 );
+    memset(&g, 0, sizeof(g));
+    CHECK( options_set(&cfg, &g, "seed", azBadSeed[i], zErr, sizeof(zErr))==1 );
     CHECK( has(zErr, "seed:") && has(zErr, "18446744073709551615") );
   }
-  set = 0;
-  CHECK( options_set(&cfg, &set, "seed", "0", zErr, sizeof(zErr))==0 && cfg.seed==0 );
-  set = 0;
-  CHECK( options_set(&cfg, &set, "algorithm", "ketamax", zErr, sizeof(zErr))==1 );
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "seed", "0", zErr, sizeof(zErr))==0 && cfg.seed==0 );
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "algorithm", "ketamax", zErr, sizeof(zErr))==1 );
   CHECK( has(zErr, "algorithm: unknown value 'ketamax'; accepted: ring, ketama, "
                    "jump, rendezvous, maglev, modn") );
-  set = 0;
-  CHECK( options_set(&cfg, &set, "hash", "sha1", zErr, sizeof(zErr))==1 );
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "hash", "sha1", zErr, sizeof(zErr))==1 );
   CHECK( has(zErr, "hash: unknown value 'sha1'; accepted: xxh3, xxh64, md5, ") );
 
   /* vnodes does not apply to modn; modn alone is fine. */
   ring_config_default(&cfg);
-  set = 0;
-  CHECK( options_set(&cfg, &set, "algorithm", "modn", zErr, sizeof(zErr))==0 );
-  CHECK( options_check(&cfg, set, zErr, sizeof(zErr))==0 );
-  CHECK( options_set(&cfg, &set, "vnodes", "10", zErr, sizeof(zErr))==0 );
-  CHECK( options_check(&cfg, set, zErr, sizeof(zErr))==1 && has(zErr, "vnodes does not apply") );
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "algorithm", "modn", zErr, sizeof(zErr))==0 );
+  CHECK( options_check(&cfg, g.set, zErr, sizeof(zErr))==0 );
+  CHECK( options_set(&cfg, &g, "vnodes", "10", zErr, sizeof(zErr))==0 );
+  CHECK( options_check(&cfg, g.set, zErr, sizeof(zErr))==1 && has(zErr, "vnodes does not apply") );
 
   /* What a ring table stores: every option of format 1, with the seed as
   ** text (it does not fit SQLite's integers). */
@@ -733,6 +737,52 @@ static void test_options(void){
     nStored += bStore;
   }
   CHECK( nStored==5 );
+
+  /* An algorithm's own option may come before algorithm=, is checked by
+  ** its algorithm's declaration, and is refused where it does not apply. */
+  ring_config_default(&cfg);
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "table", "4", zErr, sizeof(zErr))==1 );
+  CHECK( strcmp(zErr, "table: '4' is not a prime from 2 to 16777213 (maglev tables have a prime size, e.g. 65537)")==0 );
+  CHECK( options_set(&cfg, &g, "TABLE", "7", zErr, sizeof(zErr))==0 );
+  CHECK( options_set(&cfg, &g, "table", "11", zErr, sizeof(zErr))==1 && has(zErr, "option table is given more than once") );
+  CHECK( options_set(&cfg, &g, "algorithm", "maglev", zErr, sizeof(zErr))==0 );
+  CHECK( options_finish(&cfg, &g, zErr, sizeof(zErr))==0 );
+  CHECK( strcmp(unit_option_text(&cfg, "table", buf, sizeof(buf)), "7")==0 );
+  CHECK( cfg.hash==HASH_XXH64 );
+  ring_config_default(&cfg);
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "avalanche", "0", zErr, sizeof(zErr))==0 );
+  CHECK( options_finish(&cfg, &g, zErr, sizeof(zErr))==1 );
+  CHECK( strcmp(zErr, "avalanche does not apply to algorithm ring (it is HAProxy's mixing of key hashes; algorithms that take it: haproxy)")==0 );
+  /* ... but a stored one is read and not used (chash once stored table
+  ** for every ring), and rings of other algorithms store table's default. */
+  CHECK( options_load(&cfg, &g, zErr, sizeof(zErr))==0 );
+  CHECK( strcmp(unit_option_text(&cfg, "table", buf, sizeof(buf)), "65537")==0 );
+  CHECK( strcmp(unit_option_text(&cfg, "avalanche", buf, sizeof(buf)), "")==0 );
+  CHECK( options_set(&cfg, &g, "label", "%s", zErr, sizeof(zErr))==1 && has(zErr, "label:") );
+  CHECK( options_set(&cfg, &g, "ties", "Last", zErr, sizeof(zErr))==0 );
+  CHECK( options_set(&cfg, &g, "first", "2", zErr, sizeof(zErr))==1 );
+  CHECK( strcmp(zErr, "first: '2' is not 0 or 1 (the index of a node's first point)")==0 );
+  CHECK( options_finish(&cfg, &g, zErr, sizeof(zErr))==1 && has(zErr, "avalanche does not apply") );
+  options_set_algorithm(&cfg, ring_algorithm_from_name("ring"));
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "ties", "bogus", zErr, sizeof(zErr))==1 );
+  CHECK( strcmp(zErr, "ties: unknown value 'bogus'; accepted: name, first, last")==0 );
+  CHECK( has(options_names(buf, sizeof(buf)), "algorithm, hash, vnodes, seed, hash_tag, label, first, ties, table, avalanche, min_ring, max_ring") );
+  CHECK( strcmp(options_takers("vnodes", buf, sizeof(buf)), "ring, ketama, hashring, dubbo, groupcache")==0 );
+  CHECK( strcmp(options_takers("min_ring", buf, sizeof(buf)), "envoy_ring")==0 );
+
+  /* A seed given as 0 is the default, which hashes without a seed have
+  ** too; any other seed is refused for them. */
+  ring_config_default(&cfg);
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "hash", "md5", zErr, sizeof(zErr))==0 );
+  CHECK( options_set(&cfg, &g, "seed", "0", zErr, sizeof(zErr))==0 );
+  CHECK( options_finish(&cfg, &g, zErr, sizeof(zErr))==0 );
+  CHECK( options_set(&cfg, &g, "vnodes", "9", zErr, sizeof(zErr))==0 );
+  cfg.seed = 1;
+  CHECK( options_finish(&cfg, &g, zErr, sizeof(zErr))==1 && has(zErr, "seed does not apply to hash md5") );
 }
 
 static void test_split(void){
