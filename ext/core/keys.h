@@ -57,7 +57,6 @@ struct ring_keys {
   uint64_t seed;           /* 0 for hashes without a seed */
   char tag[3];             /* the hash tag: two characters, or "" */
   uint32_t n_steps;
-  ring_key_step steps[RING_KEY_MAX_STEPS];
   /* The algorithm's finish of the hash value (NULL: none), the one value
   ** it reads (finish_arg), and their names for ring_keys_differ: the
   ** algorithm's (finish_by) and the option's (finish_option, NULL when
@@ -66,6 +65,7 @@ struct ring_keys {
   uint64_t finish_arg;
   const char *finish_by;
   const char *finish_option;
+  ring_key_step steps[RING_KEY_MAX_STEPS];
 };
 
 /* A rule of hash and seed alone (no tag, steps or finish). */
