@@ -8,7 +8,7 @@
 **
 ** Each hash is written once, as start / add / end (keyhash.h): the
 ** one-call form runs the three on one buffer, and keyhash_NAME_def hands
-** them to hash.c's streams, which feed a key in pieces.
+** them to hash_stream.c, which feeds a key in pieces.
 */
 #include "keyhash.h"
 

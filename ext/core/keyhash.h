@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 /*
-** Each hash as three steps, for keys fed in pieces (hash.c's streams):
+** Each hash as three steps, for keys fed in pieces (hash_stream.c):
 ** start(s, n) for a key of n bytes in all; add(s, p, k) for the next k
 ** bytes, k a multiple of `block`; end(s, p, k) for the last k bytes (less
 ** than a block, or, with hold_last, 1 to block bytes: the last whole
