@@ -220,7 +220,6 @@ void ring_option_bad_value(const ring_option *o, const char *zValue,
 ** algorithm's own block). 0, or 1 with a message. */
 static int own_parse(const ring_option *o, const char *zValue, void *pBlock,
                      char *zErr, size_t nErr){
-  unsigned char *pAt = (unsigned char *)pBlock + o->offset;
   uint64_t v = 0;
   int bad = 0;
   switch( o->type ){
@@ -255,6 +254,7 @@ static int own_parse(const ring_option *o, const char *zValue, void *pBlock,
     return 1;
   }
   if( pBlock==NULL ) return 0;
+  unsigned char *pAt = (unsigned char *)pBlock + o->offset;
   switch( o->type ){
     case RING_OPTION_UINT:
       memcpy(pAt, &(uint32_t){ (uint32_t)v }, sizeof(uint32_t));
