@@ -172,6 +172,10 @@ static const ring_option *own_option(const ring_algo *a, const char *zName){
   return NULL;
 }
 
+const ring_option *options_own(const ring_algo *a, const char *zName){
+  return a ? own_option(a, zName) : NULL;
+}
+
 /* The first algorithm's own option named zName, in registry order. */
 static const ring_option *any_own_option(const char *zName){
   for(int i=0; ring_algos[i]; i++){

@@ -104,6 +104,10 @@ const char *options_names(char *zOut, size_t nOut);
 const char *options_name_at(int i);
 int options_apply(const ring_algo *a, int i);
 
+/* Algorithm a's own option named zName (any case), or NULL: what it
+** declares, for readers of other formats that need its range. */
+const ring_option *options_own(const ring_algo *a, const char *zName);
+
 /* "ring, ketama": the algorithms that take the option named zName, into
 ** zOut (nOut bytes). Returns zOut. */
 const char *options_takers(const char *zName, char *zOut, size_t nOut);
