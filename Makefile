@@ -50,7 +50,8 @@ STD      = -std=gnu11 -ffp-contract=off
 # SQLite layer. The unit tests link the first two directly.
 CORE     = $(wildcard ext/core/*.c ext/algos/*.c)
 SRC      = $(CORE) $(wildcard ext/config/*.c ext/sqlite/*.c)
-HDR      = $(wildcard ext/*/*.h) include/chash.h tests/unit/unit.h
+HDR      = $(wildcard ext/*/*.h) include/chash.h tests/unit/unit.h \
+           tests/unit/unit_options.h
 INC      = -Iext/core -Iext/algos -Iext/config -Iext/sqlite -Iinclude
 # xxHash is inlined from its header; MD5 is nettle's, CRC-32 zlib's; YAML
 # (the nutcracker format) libyaml's.
@@ -329,7 +330,7 @@ FUZZ_DIR = build/fuzz-$(subst $(comma),-,$(FUZZ_SANITIZE))
 # rather than seconds, which took most of the fuzzers' time.
 FUZZ_FLAGS = $(STD) -g $(FUZZ_OPT) $(WARN) -fsanitize=fuzzer,$(FUZZ_SANITIZE) \
              -fno-sanitize-recover=all -DSQLITE_CORE $(INC) \
-             -DRING_MAX_POINTS=16384 -DRING_MAX_TABLE=65537
+             -DRING_MAX_POINTS=16384 -DMAGLEV_MAX_TABLE=65537
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h tests/fuzz/fuzz_config.h $(SRC) $(HDR) | deps-hard
 	@mkdir -p $(FUZZ_DIR)

@@ -32,6 +32,7 @@
 ** multiply-add).
 */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,6 +41,29 @@
 
 /* Envoy keeps the sum of a host set's weights within 32 bits. */
 #define ENVOY_MAX_WEIGHT_SUM 4294967295.0
+
+/* min_ring and max_ring at most 8M, as Envoy; a ring has at most max_ring
+** + 1 points, so below RING_MAX_POINTS. */
+#define ENVOY_MAX_RING (RING_MAX_POINTS > 8388608 ? 8388608 \
+                                                  : RING_MAX_POINTS - 1)
+
+/* Its own options: Envoy's minimum_ring_size and maximum_ring_size. */
+typedef struct envoy_config {
+  uint32_t min_ring;
+  uint32_t max_ring;
+} envoy_config;
+
+static const ring_option envoy_options[] = {
+  { .name = "min_ring", .type = RING_OPTION_UINT,
+    .offset = offsetof(envoy_config, min_ring), .default_text = "1024",
+    .about = "the smallest ring size", .help = "Envoy's minimum_ring_size",
+    .lo = 1, .hi = ENVOY_MAX_RING },
+  { .name = "max_ring", .type = RING_OPTION_UINT,
+    .offset = offsetof(envoy_config, max_ring),        /* default: hi */
+    .about = "the largest ring size", .help = "Envoy's maximum_ring_size",
+    .lo = 1, .hi = ENVOY_MAX_RING },
+  { .name = NULL }
+};
 
 /* A node's labels: "name_" in label (RING_MAX_NAME + 16 bytes), then
 ** envoy_point appends i and hashes. */
@@ -76,8 +100,9 @@ static uint64_t envoy_counts(ring *r, const uint32_t *byJoin, double sum){
     double w = r->nodes[byJoin[j]].weight * 1.0 / sum;
     if( w<w_min ) w_min = w;
   }
-  double scale = ceil(w_min * (double)r->config.min_ring) / w_min;
-  if( (double)r->config.max_ring<scale ) scale = (double)r->config.max_ring;
+  const envoy_config *c = RING_OWN_CONFIG(&r->config, envoy_config);
+  double scale = ceil(w_min * (double)c->min_ring) / w_min;
+  if( (double)c->max_ring<scale ) scale = (double)c->max_ring;
   double current = 0.0, target = 0.0;
   for(uint32_t j=0; j<n; j++){
     ring_node *node = &r->nodes[byJoin[j]];
@@ -158,9 +183,10 @@ static int envoy_check_options(ring_config *cfg, unsigned set, char *zErr,
              "Envoy does");
     return 1;
   }
-  if( cfg->min_ring>cfg->max_ring ){
+  const envoy_config *c = RING_OWN_CONFIG(cfg, envoy_config);
+  if( c->min_ring>c->max_ring ){
     snprintf(zErr, nErr, "min_ring (%u) is larger than max_ring (%u)",
-             cfg->min_ring, cfg->max_ring);
+             c->min_ring, c->max_ring);
     return 1;
   }
   return 0;
@@ -190,7 +216,7 @@ static int envoy_check_commit(const ring_config *cfg, const ring_commit *c,
 const ring_algo algo_envoy_ring = {
   .name = "envoy_ring",
   .default_hash = HASH_XXH64,
-  .options = OPTION_MIN_RING | OPTION_MAX_RING,
+  .own_options = envoy_options,
   .units = RING_UNITS_POINTS,
   .unit_name = "points",
   .check_options = envoy_check_options,

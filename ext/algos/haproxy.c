@@ -33,6 +33,7 @@
 ** the last point comes first in unit order.
 */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -42,6 +43,20 @@
 #define HAPROXY_WEIGHT_SCALE 16     /* points per unit of weight */
 #define HAPROXY_MAX_WEIGHT   256
 #define HAPROXY_ID_STRIDE    (HAPROXY_MAX_WEIGHT * HAPROXY_WEIGHT_SCALE)
+
+/* Its own option: avalanche. */
+typedef struct haproxy_config {
+  int avalanche;
+} haproxy_config;
+
+static const ring_option haproxy_options[] = {
+  { .name = "avalanche", .type = RING_OPTION_BOOL,
+    .offset = offsetof(haproxy_config, avalanche), .default_text = "1",
+    .about = "HAProxy's mixing of key hashes",
+    .help = "1: each key's hash goes through HAProxy's full_hash, as "
+            "hash-type consistent does by default" },
+  { .name = NULL }
+};
 
 /* HAProxy's full_hash: Bob Jenkins' integer mix, then a multiplication by
 ** a large prime near 3/4 of 2^32 that spreads values over the whole tree. */
@@ -120,10 +135,15 @@ static uint32_t haproxy_node_positions(const ring *r, uint32_t n,
   return 0;
 }
 
-static uint64_t haproxy_key_position(const ring_config *cfg, const void *p,
-                                     size_t n){
-  uint32_t h = (uint32_t)hash_bytes(cfg->hash, 0, p, n);
-  return cfg->avalanche ? haproxy_full_hash(h) : h;
+/* A key's hash, through full_hash when avalanche is on. */
+static uint64_t haproxy_key_finish(const ring_keys *k, uint64_t h){
+  return k->finish_arg ? haproxy_full_hash((uint32_t)h) : (uint32_t)h;
+}
+
+static void haproxy_key_rule(const ring_config *cfg, ring_keys *k){
+  k->finish = haproxy_key_finish;
+  k->finish_arg = (uint64_t)RING_OWN_CONFIG(cfg, haproxy_config)->avalanche;
+  k->finish_option = "avalanche";
 }
 
 static const char *haproxy_check_weight(const ring_config *cfg, double w){
@@ -158,14 +178,14 @@ static int haproxy_check_options(ring_config *cfg, unsigned set, char *zErr,
 const ring_algo algo_haproxy = {
   .name = "haproxy",
   .default_hash = HASH_SDBM,
-  .options = OPTION_AVALANCHE,
+  .own_options = haproxy_options,
   .units = RING_UNITS_POINTS,
   .unit_name = "points",
   .check_options = haproxy_check_options,
   .check_weight = haproxy_check_weight,
   .max_points = haproxy_max_points,
   .build = haproxy_build,
-  .key_position = haproxy_key_position,
+  .key_rule = haproxy_key_rule,
   .node_positions = haproxy_node_positions,
   .point_token = haproxy_point_token,
   .doc = {

@@ -18,9 +18,16 @@
 
 #include "algo.h"
 
-static uint64_t kafka_key_position(const ring_config *cfg, const void *p,
-                                   size_t n){
-  return hash_bytes(cfg->hash, 0, p, n) & 0x7fffffff;   /* toPositive */
+static uint64_t kafka_to_positive(const ring_keys *k, uint64_t h){
+  (void)k;
+  return h & 0x7fffffff;
+}
+
+/* The ring's hash, then Kafka's toPositive. */
+static void kafka_key_rule(const ring_config *cfg, ring_keys *k){
+  (void)cfg;
+  k->finish = kafka_to_positive;
+  k->finish_by = "kafka";
 }
 
 static int kafka_check_options(ring_config *cfg, unsigned set, char *zErr,
@@ -53,7 +60,7 @@ const ring_algo algo_kafka = {
               "position",
   .check_options = kafka_check_options,
   .build = ring_units_join_order,
-  .key_position = kafka_key_position,
+  .key_rule = kafka_key_rule,
   .key_bits = 31,
   .check_weight = kafka_check_weight,
   .check_commit = ring_check_commit_last_only,

@@ -16,10 +16,45 @@
 ** permutation always uses XXH64 as Envoy does; the ring's hash option
 ** only hashes keys (default xxh64, Envoy's request hash).
 */
+#include <stddef.h>
 #include <stdio.h>
 
 #include "algo.h"
 #include "options.h"
+
+#ifndef MAGLEV_MAX_TABLE       /* the fuzz targets build with a smaller one */
+#define MAGLEV_MAX_TABLE 16777213      /* the largest prime below 2^24 */
+#endif
+
+/* Its own option: the table size. */
+typedef struct maglev_config {
+  uint32_t table;
+} maglev_config;
+
+/* Trial division: table sizes are below 2^24. */
+static int maglev_check_table(const ring_option *o, const char *zValue,
+                              uint64_t v, char *zErr, size_t nErr){
+  for(uint64_t d=2; d*d<=v; d++){
+    if( v%d==0 ){
+      ring_option_bad_value(o, zValue, zErr, nErr);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static const ring_option maglev_options[] = {
+  { .name = "table", .type = RING_OPTION_UINT,
+    .offset = offsetof(maglev_config, table), .default_text = "65537",
+    .about = "the lookup table size", .noun = "a prime",
+    .help = "maglev tables have a prime size, e.g. 65537",
+    .lo = 2, .hi = MAGLEV_MAX_TABLE, .check = maglev_check_table },
+  { .name = NULL }
+};
+
+static uint32_t maglev_table(const ring_config *cfg){
+  return RING_OWN_CONFIG(cfg, maglev_config)->table;
+}
 
 typedef struct maglev_entry {
   uint64_t offset, skip, next;
@@ -37,7 +72,7 @@ static void maglev_permutation(const ring_node *node, uint64_t m,
 static int maglev_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   (void)prev; (void)zErr; (void)nErr;
   uint32_t n = r->n_nodes;
-  uint64_t m = r->config.table;
+  uint64_t m = maglev_table(&r->config);
   if( n==0 ) return RING_OK;
   if( ring_units_alloc(r, (uint32_t)m)!=RING_OK ) return RING_NOMEM;
   uint32_t *table = r->unit_owners;
@@ -84,7 +119,7 @@ static uint64_t mulmod(uint64_t x, uint64_t y, uint64_t m){
 /* j = (s - offset) / skip mod m; m is prime, so skip has the inverse
 ** skip^(m-2) (Fermat). */
 static uint64_t maglev_slot_replica(const ring *r, uint32_t s){
-  uint64_t m = r->config.table, offset, skip;
+  uint64_t m = maglev_table(&r->config), offset, skip;
   maglev_permutation(&r->nodes[r->unit_owners[s]], m, &offset, &skip);
   uint64_t inv = 1, base = skip;
   for(uint64_t e=m-2; e; e>>=1){
@@ -97,17 +132,17 @@ static uint64_t maglev_slot_replica(const ring *r, uint32_t s){
 /* The table must have at least as many slots as nodes. */
 static const char *maglev_check_count(const ring_config *cfg, uint64_t n,
                                       char *zErr, size_t nErr){
-  if( n<=cfg->table ) return NULL;
+  if( n<=maglev_table(cfg) ) return NULL;
   snprintf(zErr, nErr, "a maglev table of %u slots holds at most %u nodes "
            "(%llu given); create the ring with a larger table option",
-           cfg->table, cfg->table, (unsigned long long)n);
+           maglev_table(cfg), maglev_table(cfg), (unsigned long long)n);
   return zErr;
 }
 
 const ring_algo algo_maglev = {
   .name = "maglev",
   .default_hash = HASH_XXH64,
-  .options = OPTION_TABLE,
+  .own_options = maglev_options,
   .units = RING_UNITS_SLOTS,
   .unit_name = "slots",
   .build = maglev_build,

@@ -37,18 +37,23 @@
 #include <string.h>
 
 #include "algo.h"
-#include "keyhash.h"
 #include "options.h"
 
 #define REDIS_SLOTS 16384
 
-/* A key's slot: Redis's keyHashSlot rule. */
-static uint64_t redis_key_slot(const ring_config *cfg, const void *p,
-                               size_t n){
+/* A key's slot, Redis's keyHashSlot rule: the CRC-16 of its {...} part
+** (the ring's hash is crc16), mod the slot count. */
+static uint64_t redis_key_slot(const ring_keys *k, uint64_t h){
+  (void)k;
+  return h & (REDIS_SLOTS - 1);
+}
+
+static void redis_key_rule(const ring_config *cfg, ring_keys *k){
   (void)cfg;
-  size_t nTag;
-  const void *pTag = hash_tag_part("{}", p, n, &nTag);
-  return keyhash_crc16(pTag, nTag) & (REDIS_SLOTS - 1);
+  ring_keys_init(k, HASH_CRC16, 0);
+  memcpy(k->tag, "{}", 3);
+  k->finish_by = "redis_cluster";
+  k->finish = redis_key_slot;
 }
 
 /*
@@ -179,7 +184,7 @@ const ring_algo algo_redis_cluster = {
   .check_weight = redis_check_weight,
   .max_points = redis_max_points,
   .build = redis_build,
-  .key_position = redis_key_slot,
+  .key_rule = redis_key_rule,
   .key_bits = 14,
   .node_positions = redis_node_positions,
   .check_commit = redis_check_commit,

@@ -19,9 +19,45 @@
 ** Go map assignment leaves it).
 */
 #include <math.h>
+#include <stddef.h>
 
 #include "algo.h"
 #include "options.h"
+
+/* Its own options. */
+typedef struct vnodes_config {
+  char label[RING_MAX_LABEL + 1];  /* a template: %s the node name, %d the
+                                   ** point index, %% a literal % */
+  int first;                       /* 0 or 1 */
+  int ties;                        /* a ring_ties */
+} vnodes_config;
+
+static int vnodes_check_label(const ring_option *o, const char *zValue,
+                              uint64_t v, char *zErr, size_t nErr){
+  (void)o; (void)v;
+  return ring_label_check(zValue, zErr, nErr);
+}
+
+static const char *const vnodes_ties[] = { "name", "first", "last", NULL };
+
+static const ring_option vnodes_options[] = {
+  { .name = "label", .type = RING_OPTION_TEXT,
+    .offset = offsetof(vnodes_config, label), .default_text = "%s#%d",
+    .about = "the text hashed for a point", .hi = RING_MAX_LABEL,
+    .check = vnodes_check_label },
+  { .name = "first", .type = RING_OPTION_BOOL,
+    .offset = offsetof(vnodes_config, first), .default_text = "1",
+    .about = "the index of a node's first point",
+    .help = "the index of a node's first point" },
+  { .name = "ties", .type = RING_OPTION_CHOICE,
+    .offset = offsetof(vnodes_config, ties), .default_text = "name",
+    .about = "the rule for two points at one position",
+    .choices = vnodes_ties },
+  { .name = NULL }
+};
+
+_Static_assert(sizeof(vnodes_config)<=RING_OWN_CONFIG_BYTES,
+               "ring's options fit the config's own block");
 
 static int64_t vnodes_max_points(const ring_config *cfg, double w){
   double p = round((double)cfg->vnodes * w);   /* half away from zero */
@@ -33,14 +69,14 @@ static int64_t vnodes_max_points(const ring_config *cfg, double w){
 ** aPos[stride], ... */
 static void vnodes_hash_node(const ring *r, uint32_t n, uint64_t *aPos,
                              size_t stride){
-  ring_label_hash(r, n, r->config.label, (uint32_t)r->config.first, aPos,
-                  stride);
+  const vnodes_config *c = RING_OWN_CONFIG(&r->config, vnodes_config);
+  ring_label_hash(r, n, c->label, (uint32_t)c->first, aPos, stride);
 }
 
 static uint32_t vnodes_node_positions(const ring *r, uint32_t n,
                                       uint64_t *aPos){
   vnodes_hash_node(r, n, aPos, 1);
-  return (uint32_t)r->config.first;
+  return (uint32_t)RING_OWN_CONFIG(&r->config, vnodes_config)->first;
 }
 
 static int vnodes_build(ring *r, const ring *prev, char *zErr, size_t nErr){
@@ -49,13 +85,15 @@ static int vnodes_build(ring *r, const ring *prev, char *zErr, size_t nErr){
     r->nodes[n].points = (uint32_t)vnodes_max_points(&r->config,
                                                      r->nodes[n].weight);
   }
-  return ring_points_build(r, prev, vnodes_hash_node, r->config.ties);
+  return ring_points_build(r, prev, vnodes_hash_node,
+      (ring_ties)RING_OWN_CONFIG(&r->config, vnodes_config)->ties);
 }
 
 const ring_algo algo_ring = {
   .name = "ring",
   .default_hash = HASH_XXH3,
-  .options = OPTION_VNODES|OPTION_LABEL|OPTION_FIRST|OPTION_TIES,
+  .options = OPTION_VNODES,
+  .own_options = vnodes_options,
   .units = RING_UNITS_POINTS,
   .unit_name = "points",
   .max_points = vnodes_max_points,

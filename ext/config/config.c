@@ -396,7 +396,7 @@ void config_options_of(const ring_config *cfg, config_pool *p){
   ring_config def;
   char zErr[200];
   ring_config_default(&def);
-  def.algo = cfg->algo;
+  options_set_algorithm(&def, cfg->algo);
   options_check(&def, OPTION_ALGORITHM, zErr, sizeof(zErr));
   const char *zKey;
   char zValue[OPTION_MAX_TEXT], zDefault[OPTION_MAX_TEXT];

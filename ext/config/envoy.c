@@ -167,11 +167,14 @@ static void envoy_cluster(config_file *f, config_pool *p, yaml_document_t *d,
   for(int i=0; i<2; i++){
     yaml_node_t *size = config_yaml_get(d, rh, azSize[i][0]);
     if( size==NULL ) continue;
-    long long v = envoy_number(size, RING_MAX_ENVOY_RING);
+    /* The range algorithm envoy_ring declares for the option. */
+    const ring_option *o = options_own(ring_algorithm_from_name("envoy_ring"),
+                                       azSize[i][1]);
+    long long v = envoy_number(size, (long long)o->hi);
     if( v<1 ){
       config_refuse(f, p, "line %d: cluster %s: %s is a whole number from 1 "
-                    "to %d", config_yaml_line(size), p->name, azSize[i][0],
-                    RING_MAX_ENVOY_RING);
+                    "to %lld", config_yaml_line(size), p->name, azSize[i][0],
+                    (long long)o->hi);
       return;
     }
     snprintf(z, sizeof(z), "%lld", v);

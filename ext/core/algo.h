@@ -67,8 +67,12 @@ struct ring_algo {
   const char *name;            /* algorithm=NAME (lower case) */
   ring_algo_doc doc;
   hash_id default_hash;        /* when the hash option is not given */
-  unsigned options;            /* the OPTION_* bits that apply to it, beyond
-                               ** algorithm, hash, seed and hash_tag */
+  unsigned options;            /* the common OPTION_* bits that apply to it
+                               ** (OPTION_VNODES), beyond algorithm, hash,
+                               ** seed and hash_tag */
+  /* Its own options (options.h), then one with a NULL name; NULL: none.
+  ** Their values live in its block of the config (RING_OWN_CONFIG). */
+  const ring_option *own_options;
   int integer_keys;            /* 1: no node name is hashed, only keys, so
                                ** hash identity (integer keys as their own
                                ** positions) applies */
@@ -121,11 +125,13 @@ struct ring_algo {
   ** after pos (wrapping), for SLOTS pos mod n_units. */
   uint32_t (*unit_of)(const ring *r, uint64_t pos);
 
-  /* The position of a key's n bytes at p (after the hash_tag option is
-  ** applied). NULL: hash_bytes under cfg's hash and seed. */
-  uint64_t (*key_position)(const ring_config *cfg, const void *p, size_t n);
+  /* Add the algorithm's part to the key rule k of a ring of cfg (keys.h),
+  ** which holds cfg's hash, seed and hash tag: a finish of the hash value
+  ** (with the one option value it reads), steps, a tag of its own. NULL:
+  ** nothing to add. */
+  void (*key_rule)(const ring_config *cfg, ring_keys *k);
 
-  /* Bits of the positions key_position makes, when they are not the
+  /* Bits of the positions its key rule makes, when they are not the
   ** hash's (redis_cluster: 14, its slots): positions, shares, arcs and
   ** diffs then live in [0, 2^key_bits). 0: hash_space_bits of the hash. */
   unsigned key_bits;
@@ -171,28 +177,6 @@ struct ring_algo {
   ** under cfg: RING_COMMIT_* bits. NULL function: nothing more. */
   unsigned (*commit_needs)(const ring_config *cfg);
 };
-
-/* The position of a key's n bytes under cfg: the part the hash_tag option
-** picks (hash_tag_part), then the algorithm's key hash, by default the
-** ring's hash and seed. Inline: it runs once per row. */
-static inline uint64_t ring_key_position(const ring_config *cfg,
-                                         const void *p, size_t n){
-  if( cfg->hash_tag[0] ) p = hash_tag_part(cfg->hash_tag, p, n, &n);
-  if( cfg->algo->key_position ) return cfg->algo->key_position(cfg, p, n);
-  return hash_bytes(cfg->hash, cfg->seed, p, n);
-}
-
-/* Do a and b put every key at the same position (same hash and seed, the
-** same key hash of the algorithm, the same avalanche and hash_tag)?
-** Inline: ch_moved asks once per row. A hash_tag is "" or two characters. */
-static inline int ring_keys_alike(const ring_config *a,
-                                  const ring_config *b){
-  return a->hash==b->hash && a->seed==b->seed
-      && a->algo->key_position==b->algo->key_position
-      && a->avalanche==b->avalanche
-      && a->hash_tag[0]==b->hash_tag[0]
-      && (a->hash_tag[0]==0 || a->hash_tag[1]==b->hash_tag[1]);
-}
 
 /* The registry (ext/algos/registry.c): every algorithm, then NULL. */
 extern const ring_algo *const ring_algos[];

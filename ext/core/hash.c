@@ -6,7 +6,8 @@
 ** (XXH_INLINE_ALL), so chash.so has no runtime dependency on libxxhash.
 ** MD5 is nettle's and CRC-32 is zlib's (chash.so links both); the small
 ** twemproxy/libmemcached hashes and Redis's CRC-16 are in keyhash.c. The
-** hash_tag rule (which bytes of a key are hashed) is here too.
+** hash_tag rule (which bytes of a key are hashed) is here too; the
+** streams that hash a key given in pieces are in hash_stream.c.
 */
 #include <stdio.h>
 #include <string.h>

@@ -80,6 +80,28 @@ int hash_identity_ok(hash_id id, const void *pData, size_t nData);
 uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData);
 
 /*
+** A hash fed its bytes in pieces, with no allocation (the state lives on
+** the caller's stack): hash_stream_start for nTotal bytes in all, then
+** hash_stream_add with pieces that sum to nTotal bytes, then
+** hash_stream_end, which gives what hash_bytes gives for the pieces
+** joined. nTotal is needed up front: murmur, jenkins and hsieh start from
+** the length.
+*/
+typedef struct hash_stream {
+  hash_id id;
+  uint64_t total;                /* bytes announced, */
+  uint64_t done;                 /* and added so far */
+  unsigned n_carry;              /* bytes of an unfinished block: */
+  unsigned char carry[16];
+  _Alignas(64) unsigned char state[640];   /* the hash's own state */
+} hash_stream;
+
+void hash_stream_start(hash_stream *s, hash_id id, uint64_t seed,
+                       uint64_t nTotal);
+void hash_stream_add(hash_stream *s, const void *p, size_t n);
+uint64_t hash_stream_end(hash_stream *s);
+
+/*
 ** The bytes of a key that are hashed under a hash tag (the hash_tag
 ** option; tag is two bytes, such as "{}"): when the key holds tag[0] and,
 ** after it, tag[1] with at least one byte between the first tag[0] and

@@ -1,12 +1,17 @@
 /*
 ** keyhash.c: twemproxy's, libmemcached's and HAProxy's key hashes, and
-** the key hashes of client libraries (Kafka's and kafkajs' murmur2,
-** Guava's murmur3_128) (see keyhash.h).
+** those of Kafka's, kafkajs' and Guava's partitioners (see keyhash.h).
 **
 ** All arithmetic is mod 2^32. sx(b) is what those C programs get when a
 ** byte is read as a (signed) char and widened: b below 0x80, else
 ** 0xFFFFFF00|b. Only the functions that do so in the originals use it.
+**
+** Each hash is written once, as start / add / end (keyhash.h): the
+** one-call form runs the three on one buffer, and keyhash_NAME_def hands
+** them to hash_stream.c, which feeds a key in pieces.
 */
+#include <string.h>
+
 #include "keyhash.h"
 
 static uint32_t sx(unsigned char b){
@@ -29,86 +34,123 @@ static uint32_t le16(const unsigned char *p){
 #define FNV32_OFFSET     2166136261u
 #define FNV32_PRIME      16777619u
 
-uint32_t keyhash_fnv1a_64(const unsigned char *p, size_t n){
-  uint32_t h = FNV64_OFFSET_LOW;
+/* ------------------------------------------ hashes of one byte at a time
+** Their state is v[0] (wt6: v[0..3]); end only reads it. */
+
+static void fnv64_start(keyhash_state *s, uint64_t n){
+  (void)n;
+  s->v[0] = FNV64_OFFSET_LOW;
+}
+
+static void fnv32_start(keyhash_state *s, uint64_t n){
+  (void)n;
+  s->v[0] = FNV32_OFFSET;
+}
+
+static void zero_start(keyhash_state *s, uint64_t n){
+  (void)n;
+  s->v[0] = 0;
+}
+
+static uint32_t v0_end(keyhash_state *s, const unsigned char *p, size_t n){
+  (void)p; (void)n;
+  return s->v[0];
+}
+
+static inline void fnv1a_64_add(keyhash_state *s, const unsigned char *p,
+                                size_t n){
+  uint32_t h = s->v[0];
   for(size_t i=0; i<n; i++){ h ^= sx(p[i]); h *= FNV64_PRIME_LOW; }
-  return h;
+  s->v[0] = h;
 }
 
-uint32_t keyhash_fnv1_64(const unsigned char *p, size_t n){
-  uint32_t h = FNV64_OFFSET_LOW;
+static inline void fnv1_64_add(keyhash_state *s, const unsigned char *p,
+                               size_t n){
+  uint32_t h = s->v[0];
   for(size_t i=0; i<n; i++){ h *= FNV64_PRIME_LOW; h ^= sx(p[i]); }
-  return h;
+  s->v[0] = h;
 }
 
-uint32_t keyhash_fnv1a_32(const unsigned char *p, size_t n){
-  uint32_t h = FNV32_OFFSET;
+static inline void fnv1a_32_add(keyhash_state *s, const unsigned char *p,
+                                size_t n){
+  uint32_t h = s->v[0];
   for(size_t i=0; i<n; i++){ h ^= sx(p[i]); h *= FNV32_PRIME; }
-  return h;
+  s->v[0] = h;
 }
 
-uint32_t keyhash_fnv1_32(const unsigned char *p, size_t n){
-  uint32_t h = FNV32_OFFSET;
+static inline void fnv1_32_add(keyhash_state *s, const unsigned char *p,
+                               size_t n){
+  uint32_t h = s->v[0];
   for(size_t i=0; i<n; i++){ h *= FNV32_PRIME; h ^= sx(p[i]); }
-  return h;
+  s->v[0] = h;
 }
 
-uint32_t keyhash_one_at_a_time(const unsigned char *p, size_t n){
-  uint32_t h = 0;
+static inline void one_at_a_time_add(keyhash_state *s, const unsigned char *p,
+                                     size_t n){
+  uint32_t h = s->v[0];
   for(size_t i=0; i<n; i++){
     h += sx(p[i]);
     h += h<<10;
     h ^= h>>6;
   }
+  s->v[0] = h;
+}
+
+static inline uint32_t one_at_a_time_end(keyhash_state *s,
+                                         const unsigned char *p, size_t n){
+  (void)p; (void)n;
+  uint32_t h = s->v[0];
   h += h<<3;
   h ^= h>>11;
   h += h<<15;
   return h;
 }
 
-/* MurmurHash2, 32-bit, from the initial value h. The length is a 32-bit
-** quantity in the programs reproduced. */
-static uint32_t murmur2_from(uint32_t h, const unsigned char *p, size_t n){
-  const uint32_t m = 0x5bd1e995;
-  while( n>=4 ){
+/* --------------------------------------------- hashes of 4 or 12 bytes
+** add takes whole blocks; end takes the rest (jenkins: 1..12 bytes, so a
+** last whole block goes to end). Their start needs the key's length. */
+
+/* MurmurHash2, 32-bit, seeded with 0xdeadbeef * length as twemproxy does.
+** The length is a 32-bit quantity there. */
+#define MURMUR_M 0x5bd1e995u
+
+static void murmur_start(keyhash_state *s, uint64_t n){
+  uint32_t len = (uint32_t)n;
+  s->v[0] = (0xdeadbeefu * len) ^ len;
+}
+
+static inline void murmur_add(keyhash_state *s, const unsigned char *p,
+                              size_t n){
+  uint32_t h = s->v[0];
+  for(; n>=4; p+=4, n-=4){
     uint32_t k = le32(p);
-    k *= m;
+    k *= MURMUR_M;
     k ^= k>>24;
-    k *= m;
-    h *= m;
+    k *= MURMUR_M;
+    h *= MURMUR_M;
     h ^= k;
-    p += 4;
-    n -= 4;
   }
+  s->v[0] = h;
+}
+
+static inline uint32_t murmur_end(keyhash_state *s, const unsigned char *p,
+                                  size_t n){
+  uint32_t h = s->v[0];
   switch( n ){
     case 3: h ^= (uint32_t)p[2]<<16; /* fall through */
     case 2: h ^= (uint32_t)p[1]<<8;  /* fall through */
-    case 1: h ^= p[0]; h *= m;
+    case 1: h ^= p[0]; h *= MURMUR_M;
   }
   h ^= h>>13;
-  h *= m;
+  h *= MURMUR_M;
   h ^= h>>15;
   return h;
 }
 
-/* twemproxy's murmur: seeded with 0xdeadbeef * length. */
-uint32_t keyhash_murmur(const unsigned char *p, size_t n){
-  uint32_t len = (uint32_t)n;
-  return murmur2_from((0xdeadbeefu * len) ^ len, p, n);
-}
-
-/* Kafka's Utils.murmur2: seed 0x9747b28c, xored with the length. */
-uint32_t keyhash_murmur2_kafka(const unsigned char *p, size_t n){
-  return murmur2_from(0x9747b28cu ^ (uint32_t)n, p, n);
-}
-
-/*
-** JavaScript's ToInt32 of a double that holds an integer below 2^63 in
-** magnitude (every value kafkajs' legacy murmur2 makes: products of two
-** numbers below 2^31): the value mod 2^32, as a signed 32-bit number.
-*/
-static int32_t js_int32(double d){
-  return (int32_t)(uint32_t)(uint64_t)(int64_t)d;
+/* Kafka's Utils.murmur2: the same MurmurHash2 from seed 0x9747b28c, xored
+** with the length. */
+static void murmur2_kafka_start(keyhash_state *s, uint64_t n){
+  s->v[0] = 0x9747b28cu ^ (uint32_t)n;
 }
 
 /*
@@ -120,114 +162,70 @@ static int32_t js_int32(double d){
 ** runs while i < length/4 without rounding down, so a length that is not
 ** a multiple of 4 gets one more block: the tail bytes padded with zeros
 ** (bytes past the end read as undefined, and undefined & 0xff is 0),
-** before the tail is mixed in again as usual.
+** before the tail is mixed in again as usual. State: the double h in w[0].
 */
-uint32_t keyhash_murmur2_kafkajs_legacy(const unsigned char *p, size_t n){
-  const double m = 0x5bd1e995;
-  double h = (double)(int32_t)(0x9747b28cu ^ (uint32_t)n);
-  for(size_t i=0; i<n; i+=4){
+#define LEGACY_M 1540483477.0          /* 0x5bd1e995 */
+
+/* JavaScript's ToInt32 of a double that holds an integer below 2^63 in
+** magnitude (every value these products make): the value mod 2^32, as a
+** signed 32-bit number. */
+static int32_t js_int32(double d){
+  return (int32_t)(uint32_t)(uint64_t)(int64_t)d;
+}
+
+static double legacy_get(const keyhash_state *s){
+  double h;
+  memcpy(&h, &s->w[0], sizeof(h));
+  return h;
+}
+
+static void legacy_set(keyhash_state *s, double h){
+  memcpy(&s->w[0], &h, sizeof(h));
+}
+
+static void legacy_start(keyhash_state *s, uint64_t n){
+  legacy_set(s, (double)(int32_t)(0x9747b28cu ^ (uint32_t)n));
+}
+
+/* One block of 4 bytes (zero-padded for the extra last one). */
+static double legacy_block(double h, const unsigned char b[4]){
+  double k = (double)((int32_t)b[0] + ((int32_t)b[1]<<8)
+                      + ((int32_t)b[2]<<16))
+           + (double)(int32_t)((uint32_t)b[3]<<24);
+  k *= LEGACY_M;
+  k = (double)(js_int32(k) ^ (int32_t)((uint32_t)js_int32(k) >> 24));
+  k *= LEGACY_M;
+  h *= LEGACY_M;
+  return (double)(js_int32(h) ^ js_int32(k));
+}
+
+static inline void legacy_add(keyhash_state *s, const unsigned char *p,
+                              size_t n){
+  double h = legacy_get(s);
+  for(; n>=4; p+=4, n-=4) h = legacy_block(h, p);
+  legacy_set(s, h);
+}
+
+static uint32_t legacy_end(keyhash_state *s, const unsigned char *p,
+                           size_t n){
+  double h = legacy_get(s);
+  if( n>0 ){
     unsigned char b[4] = {0, 0, 0, 0};
-    for(size_t j=0; j<4 && i+j<n; j++) b[j] = p[i+j];
-    double k = (double)((int32_t)b[0] + ((int32_t)b[1]<<8)
-                        + ((int32_t)b[2]<<16))
-             + (double)(int32_t)((uint32_t)b[3]<<24);
-    k *= m;
-    k = (double)(js_int32(k) ^ (int32_t)((uint32_t)js_int32(k) >> 24));
-    k *= m;
-    h *= m;
-    h = (double)(js_int32(h) ^ js_int32(k));
+    memcpy(b, p, n);
+    h = legacy_block(h, b);
   }
-  const unsigned char *t = p + (n & ~(size_t)3);
-  switch( n % 4 ){
-    case 3: h = (double)(js_int32(h) ^ (int32_t)t[2]<<16); /* fall through */
-    case 2: h = (double)(js_int32(h) ^ (int32_t)t[1]<<8);  /* fall through */
-    case 1: h = (double)(js_int32(h) ^ (int32_t)t[0]); h *= m;
+  switch( n ){
+    case 3: h = (double)(js_int32(h) ^ (int32_t)p[2]<<16); /* fall through */
+    case 2: h = (double)(js_int32(h) ^ (int32_t)p[1]<<8);  /* fall through */
+    case 1: h = (double)(js_int32(h) ^ (int32_t)p[0]); h *= LEGACY_M;
   }
   h = (double)(js_int32(h) ^ (int32_t)((uint32_t)js_int32(h) >> 13));
-  h *= m;
+  h *= LEGACY_M;
   return (uint32_t)(js_int32(h) ^ (int32_t)((uint32_t)js_int32(h) >> 15));
 }
 
-static uint64_t le64(const unsigned char *p){
-  return (uint64_t)le32(p) | (uint64_t)le32(p+4)<<32;
-}
-
-static uint64_t rotl64(uint64_t x, unsigned r){
-  return (x<<r) | (x>>(64-r));
-}
-
-static uint64_t fmix64(uint64_t k){
-  k ^= k>>33;
-  k *= 0xff51afd7ed558ccdULL;
-  k ^= k>>33;
-  k *= 0xc4ceb9fe1a85ec53ULL;
-  k ^= k>>33;
-  return k;
-}
-
-/*
-** MurmurHash3 x64 128-bit with seed 0 (Austin Appleby's
-** MurmurHash3_x64_128), its first 64-bit half h1: the first 8 bytes of
-** the digest read little-endian, which is Guava's
-** murmur3_128().hashBytes(b).padToLong() (asLong()).
-*/
-uint64_t keyhash_murmur3_128_low(const unsigned char *p, size_t n){
-  const uint64_t c1 = 0x87c37b91114253d5ULL, c2 = 0x4cf5ad432745937fULL;
-  uint64_t h1 = 0, h2 = 0, k1, k2;
-  size_t i;
-  for(i=0; i+16<=n; i+=16){
-    k1 = le64(p+i);
-    k2 = le64(p+i+8);
-    k1 *= c1; k1 = rotl64(k1, 31); k1 *= c2; h1 ^= k1;
-    h1 = rotl64(h1, 27); h1 += h2; h1 = h1*5 + 0x52dce729;
-    k2 *= c2; k2 = rotl64(k2, 33); k2 *= c1; h2 ^= k2;
-    h2 = rotl64(h2, 31); h2 += h1; h2 = h2*5 + 0x38495ab5;
-  }
-  const unsigned char *t = p + i;
-  size_t nTail = n - i;
-  k1 = 0;
-  k2 = 0;
-  for(size_t j=nTail; j>8; j--) k2 ^= (uint64_t)t[j-1] << (8*(j-9));
-  if( nTail>8 ){
-    k2 *= c2; k2 = rotl64(k2, 33); k2 *= c1; h2 ^= k2;
-  }
-  for(size_t j=nTail<8 ? nTail : 8; j>0; j--) k1 ^= (uint64_t)t[j-1] << (8*(j-1));
-  if( nTail>0 ){
-    k1 *= c1; k1 = rotl64(k1, 31); k1 *= c2; h1 ^= k1;
-  }
-  h1 ^= (uint64_t)n;
-  h2 ^= (uint64_t)n;
-  h1 += h2;
-  h2 += h1;
-  h1 = fmix64(h1);
-  h2 = fmix64(h2);
-  return h1 + h2;
-}
-
-/*
-** The identity of integer keys: the bytes of a key that are the decimal
-** form of a signed 64-bit integer as SQLite writes one (an optional '-',
-** no leading zeros, no '+', no spaces; what an INTEGER key becomes) give
-** that integer. Any other bytes give 0 and *pOk = 0.
-*/
-uint64_t keyhash_identity(const unsigned char *p, size_t n, int *pOk){
-  int neg = n>0 && p[0]=='-';
-  size_t i = (size_t)neg;
-  uint64_t v = 0;
-  const uint64_t limit = neg ? (uint64_t)1<<63 : ((uint64_t)1<<63) - 1;
-  *pOk = 0;
-  if( i>=n || n-i>19 || (p[i]=='0' && (n-i>1 || neg)) ) return 0;
-  for(; i<n; i++){
-    if( p[i]<'0' || p[i]>'9' ) return 0;
-    uint64_t d = (uint64_t)(p[i]-'0');
-    if( v > (limit-d)/10 ) return 0;
-    v = v*10 + d;
-  }
-  *pOk = 1;
-  return neg ? (uint64_t)0 - v : v;
-}
-
-/* Bob Jenkins' lookup3 hashlittle() with initval 13. */
+/* Bob Jenkins' lookup3 hashlittle() with initval 13: state a, b, c in
+** v[0..2], v[3] set for a key of no bytes (whose hash is c unmixed). */
 #define ROT(x, k) (((x)<<(k)) | ((x)>>(32-(k))))
 #define MIX(a, b, c) do{ \
   a -= c; a ^= ROT(c, 4);  c += b; \
@@ -247,19 +245,28 @@ uint64_t keyhash_identity(const unsigned char *p, size_t n, int *pOk){
   c ^= b; c -= ROT(b, 24); \
 }while(0)
 
-uint32_t keyhash_jenkins(const unsigned char *p, size_t n){
-  uint32_t a, b, c;
-  a = b = c = 0xdeadbeefu + (uint32_t)n + 13u;
-  if( n==0 ) return c;
-  while( n>12 ){
+static void jenkins_start(keyhash_state *s, uint64_t n){
+  s->v[0] = s->v[1] = s->v[2] = 0xdeadbeefu + (uint32_t)n + 13u;
+  s->v[3] = n==0;
+}
+
+static inline void jenkins_add(keyhash_state *s, const unsigned char *p,
+                               size_t n){
+  uint32_t a = s->v[0], b = s->v[1], c = s->v[2];
+  for(; n>=12; p+=12, n-=12){
     a += le32(p);
     b += le32(p+4);
     c += le32(p+8);
     MIX(a, b, c);
-    p += 12;
-    n -= 12;
   }
-  /* The last 1..12 bytes, zero-padded into three little-endian words. */
+  s->v[0] = a; s->v[1] = b; s->v[2] = c;
+}
+
+/* The last 1..12 bytes, zero-padded into three little-endian words. */
+static inline uint32_t jenkins_end(keyhash_state *s, const unsigned char *p,
+                                   size_t n){
+  uint32_t a = s->v[0], b = s->v[1], c = s->v[2];
+  if( s->v[3] ) return c;
   unsigned char tail[12] = {0};
   for(size_t i=0; i<n; i++) tail[i] = p[i];
   a += le32(tail);
@@ -270,19 +277,30 @@ uint32_t keyhash_jenkins(const unsigned char *p, size_t n){
 }
 
 /* Paul Hsieh's SuperFastHash as twemproxy has it: the hash starts at 0
-** (not at the length), and the third byte of a 3-byte tail is signed. */
-uint32_t keyhash_hsieh(const unsigned char *p, size_t n){
-  uint32_t h = 0, tmp;
-  if( n==0 ) return 0;
-  size_t rem = n & 3;
-  for(n >>= 2; n>0; n--){
+** (not at the length), and the third byte of a 3-byte tail is signed.
+** v[1] is set for a key of no bytes (its hash is 0). */
+static void hsieh_start(keyhash_state *s, uint64_t n){
+  s->v[0] = 0;
+  s->v[1] = n==0;
+}
+
+static inline void hsieh_add(keyhash_state *s, const unsigned char *p,
+                             size_t n){
+  uint32_t h = s->v[0], tmp;
+  for(; n>=4; p+=4, n-=4){
     h += le16(p);
     tmp = (le16(p+2) << 11) ^ h;
     h = (h<<16) ^ tmp;
-    p += 4;
     h += h>>11;
   }
-  switch( rem ){
+  s->v[0] = h;
+}
+
+static inline uint32_t hsieh_end(keyhash_state *s, const unsigned char *p,
+                                 size_t n){
+  uint32_t h = s->v[0];
+  if( s->v[1] ) return 0;
+  switch( n ){
     case 3:
       h += le16(p);
       h ^= h<<16;
@@ -320,16 +338,23 @@ uint32_t keyhash_hsieh(const unsigned char *p, size_t n){
 **         next counts come from 16 bits of the new words. The hash is
 **         h0 xor h1.
 */
-uint32_t keyhash_sdbm(const unsigned char *p, size_t n){
-  uint32_t h = 0;
+static inline void sdbm_add(keyhash_state *s, const unsigned char *p,
+                            size_t n){
+  uint32_t h = s->v[0];
   for(size_t i=0; i<n; i++) h = p[i] + (h<<6) + (h<<16) - h;
-  return h;
+  s->v[0] = h;
 }
 
-uint32_t keyhash_djb2(const unsigned char *p, size_t n){
-  uint32_t h = 5381;
+static void djb2_start(keyhash_state *s, uint64_t n){
+  (void)n;
+  s->v[0] = 5381;
+}
+
+static inline void djb2_add(keyhash_state *s, const unsigned char *p,
+                            size_t n){
+  uint32_t h = s->v[0];
   for(size_t i=0; i<n; i++) h = h*33 + p[i];
-  return h;
+  s->v[0] = h;
 }
 
 /* Rotate left by k in 0..31 (k = 0 leaves x as it is). */
@@ -337,9 +362,19 @@ static uint32_t wt6_rotl(uint32_t x, unsigned k){
   return k ? (x<<k) | (x>>(32-k)) : x;
 }
 
-uint32_t keyhash_wt6(const unsigned char *p, size_t n){
-  uint32_t h0 = 0xa53c965au, h1 = 0x5ca6953au;
-  unsigned k0 = 6, k1 = 18;
+/* State: h0, h1, k0, k1 in v[0..3]. */
+static void wt6_start(keyhash_state *s, uint64_t n){
+  (void)n;
+  s->v[0] = 0xa53c965au;
+  s->v[1] = 0x5ca6953au;
+  s->v[2] = 6;
+  s->v[3] = 18;
+}
+
+static inline void wt6_add(keyhash_state *s, const unsigned char *p,
+                           size_t n){
+  uint32_t h0 = s->v[0], h1 = s->v[1];
+  unsigned k0 = s->v[2], k1 = s->v[3];
   for(size_t i=0; i<n; i++){
     uint32_t a = ~(h0 ^ p[i]);
     uint32_t b = ~(h1 + p[i]);
@@ -349,7 +384,12 @@ uint32_t keyhash_wt6(const unsigned char *p, size_t n){
     k0 = t & 0x1f;
     k1 = t >> 11;
   }
-  return h0 ^ h1;
+  s->v[0] = h0; s->v[1] = h1; s->v[2] = k0; s->v[3] = k1;
+}
+
+static uint32_t wt6_end(keyhash_state *s, const unsigned char *p, size_t n){
+  (void)p; (void)n;
+  return s->v[0] ^ s->v[1];
 }
 
 /* CRC-16/XMODEM four bits at a time: crc16_nibble[i] is the CRC register
@@ -359,12 +399,203 @@ static const uint16_t crc16_nibble[16] = {
   0x8108, 0x9129, 0xa14a, 0xb16b, 0xc18c, 0xd1ad, 0xe1ce, 0xf1ef
 };
 
-uint32_t keyhash_crc16(const unsigned char *p, size_t n){
-  uint32_t crc = 0;
+static inline void crc16_add(keyhash_state *s, const unsigned char *p,
+                             size_t n){
+  uint32_t crc = s->v[0];
   for(size_t i=0; i<n; i++){
     crc = (crc << 4) ^ crc16_nibble[((crc >> 12) ^ (p[i] >> 4)) & 0xf];
     crc = (crc << 4) ^ crc16_nibble[((crc >> 12) ^ (p[i] & 0xf)) & 0xf];
     crc &= 0xffff;
   }
-  return crc;
+  s->v[0] = crc;
+}
+
+/* ------------------------------------------------------ 64-bit hashes
+** Their end64 gives the whole 64-bit value. */
+
+static uint64_t le64(const unsigned char *p){
+  return (uint64_t)le32(p) | (uint64_t)le32(p+4)<<32;
+}
+
+static uint64_t rotl64(uint64_t x, unsigned r){
+  return (x<<r) | (x>>(64-r));
+}
+
+static uint64_t fmix64(uint64_t k){
+  k ^= k>>33;
+  k *= 0xff51afd7ed558ccdULL;
+  k ^= k>>33;
+  k *= 0xc4ceb9fe1a85ec53ULL;
+  k ^= k>>33;
+  return k;
+}
+
+/*
+** MurmurHash3 x64 128-bit with seed 0 (Austin Appleby's
+** MurmurHash3_x64_128), its first 64-bit half h1: the first 8 bytes of
+** the digest read little-endian, which is Guava's
+** murmur3_128().hashBytes(b).padToLong() (asLong()). State: h1, h2 and
+** the length in w[0..2]; blocks of 16 bytes.
+*/
+#define M3_C1 0x87c37b91114253d5ULL
+#define M3_C2 0x4cf5ad432745937fULL
+
+static void murmur3_128_start(keyhash_state *s, uint64_t n){
+  s->w[0] = 0;
+  s->w[1] = 0;
+  s->w[2] = n;
+}
+
+static inline void murmur3_128_add(keyhash_state *s, const unsigned char *p,
+                                   size_t n){
+  uint64_t h1 = s->w[0], h2 = s->w[1];
+  for(; n>=16; p+=16, n-=16){
+    uint64_t k1 = le64(p), k2 = le64(p+8);
+    k1 *= M3_C1; k1 = rotl64(k1, 31); k1 *= M3_C2; h1 ^= k1;
+    h1 = rotl64(h1, 27); h1 += h2; h1 = h1*5 + 0x52dce729;
+    k2 *= M3_C2; k2 = rotl64(k2, 33); k2 *= M3_C1; h2 ^= k2;
+    h2 = rotl64(h2, 31); h2 += h1; h2 = h2*5 + 0x38495ab5;
+  }
+  s->w[0] = h1;
+  s->w[1] = h2;
+}
+
+static uint64_t murmur3_128_end(keyhash_state *s, const unsigned char *t,
+                                size_t nTail){
+  uint64_t h1 = s->w[0], h2 = s->w[1], k1 = 0, k2 = 0;
+  for(size_t j=nTail; j>8; j--) k2 ^= (uint64_t)t[j-1] << (8*(j-9));
+  if( nTail>8 ){
+    k2 *= M3_C2; k2 = rotl64(k2, 33); k2 *= M3_C1; h2 ^= k2;
+  }
+  for(size_t j=nTail<8 ? nTail : 8; j>0; j--){
+    k1 ^= (uint64_t)t[j-1] << (8*(j-1));
+  }
+  if( nTail>0 ){
+    k1 *= M3_C1; k1 = rotl64(k1, 31); k1 *= M3_C2; h1 ^= k1;
+  }
+  h1 ^= s->w[2];
+  h2 ^= s->w[2];
+  h1 += h2;
+  h2 += h1;
+  h1 = fmix64(h1);
+  h2 = fmix64(h2);
+  return h1 + h2;
+}
+
+/*
+** The identity of integer keys: bytes that are the decimal form of a
+** signed 64-bit integer as SQLite writes one (an optional '-', no leading
+** zeros, no '+', no spaces; what an INTEGER key becomes) give that
+** integer; any other bytes give 0 (keyhash_identity says which). State:
+** the value in w[0], the length in w[1]; v[0] bytes seen, v[1] a '-'
+** first, v[2] still valid, v[3] the first digit is 0.
+*/
+static void identity_start(keyhash_state *s, uint64_t n){
+  s->w[0] = 0;
+  s->w[1] = n;
+  s->v[0] = 0;
+  s->v[1] = 0;
+  s->v[2] = n>0;
+  s->v[3] = 0;
+}
+
+static inline void identity_add(keyhash_state *s, const unsigned char *p,
+                                size_t n){
+  for(size_t i=0; i<n && s->v[2]; i++){
+    unsigned char c = p[i];
+    uint32_t at = s->v[0]++;
+    if( at==0 && c=='-' ){
+      s->v[1] = 1;
+      continue;
+    }
+    if( c<'0' || c>'9' ){
+      s->v[2] = 0;
+      continue;
+    }
+    if( at==s->v[1] && c=='0' ) s->v[3] = 1;
+    uint64_t limit = s->v[1] ? (uint64_t)1<<63 : ((uint64_t)1<<63) - 1;
+    uint64_t d = (uint64_t)(c - '0');
+    if( s->w[0] > (limit-d)/10 ){
+      s->v[2] = 0;
+      continue;
+    }
+    s->w[0] = s->w[0]*10 + d;
+  }
+}
+
+/* 1 if the bytes identity_add saw are an integer's decimal form. */
+static int identity_valid(const keyhash_state *s){
+  uint64_t nDigit = s->w[1] - s->v[1];
+  return s->v[2] && nDigit>0 && nDigit<=19
+      && !(s->v[3] && (nDigit>1 || s->v[1]));
+}
+
+static uint64_t identity_end(keyhash_state *s, const unsigned char *p,
+                             size_t n){
+  (void)p; (void)n;
+  if( !identity_valid(s) ) return 0;
+  return s->v[1] ? (uint64_t)0 - s->w[0] : s->w[0];
+}
+
+/* ------------------------------------------------ both forms of each */
+
+/* keyhash_NAME(p, n), and keyhash_NAME_def for streams. BLOCK: the bytes
+** add takes at a time; HOLD: 1 if the last whole block goes to end. */
+#define KEYHASH(NAME, BLOCK, HOLD, START, ADD, END)                        \
+  static void NAME##_add_blocks(keyhash_state *s, const unsigned char *p,  \
+                                size_t n){ ADD(s, p, n); }                 \
+  const keyhash_def keyhash_##NAME##_def = {                               \
+    BLOCK, HOLD, START, NAME##_add_blocks, END, NULL                       \
+  };                                                                       \
+  uint32_t keyhash_##NAME(const unsigned char *p, size_t n){               \
+    keyhash_state s;                                                       \
+    size_t nBody = n - n%(BLOCK);                                          \
+    if( (HOLD) && nBody==n && n>0 ) nBody -= (BLOCK);                      \
+    START(&s, n);                                                          \
+    ADD(&s, p, nBody);                                                     \
+    return END(&s, p + nBody, n - nBody);                                  \
+  }
+
+KEYHASH(fnv1a_64, 1, 0, fnv64_start, fnv1a_64_add, v0_end)
+KEYHASH(fnv1_64, 1, 0, fnv64_start, fnv1_64_add, v0_end)
+KEYHASH(fnv1a_32, 1, 0, fnv32_start, fnv1a_32_add, v0_end)
+KEYHASH(fnv1_32, 1, 0, fnv32_start, fnv1_32_add, v0_end)
+KEYHASH(one_at_a_time, 1, 0, zero_start, one_at_a_time_add,
+        one_at_a_time_end)
+KEYHASH(murmur, 4, 0, murmur_start, murmur_add, murmur_end)
+KEYHASH(jenkins, 12, 1, jenkins_start, jenkins_add, jenkins_end)
+KEYHASH(hsieh, 4, 0, hsieh_start, hsieh_add, hsieh_end)
+KEYHASH(sdbm, 1, 0, zero_start, sdbm_add, v0_end)
+KEYHASH(djb2, 1, 0, djb2_start, djb2_add, v0_end)
+KEYHASH(wt6, 1, 0, wt6_start, wt6_add, wt6_end)
+KEYHASH(crc16, 1, 0, zero_start, crc16_add, v0_end)
+KEYHASH(murmur2_kafka, 4, 0, murmur2_kafka_start, murmur_add, murmur_end)
+KEYHASH(murmur2_kafkajs_legacy, 4, 0, legacy_start, legacy_add, legacy_end)
+
+/* The stream definitions of the 64-bit hashes, whose end is end64. */
+#define KEYHASH64(NAME, BLOCK, START, ADD, END64)                          \
+  static void NAME##_add_blocks(keyhash_state *s, const unsigned char *p,  \
+                                size_t n){ ADD(s, p, n); }                 \
+  const keyhash_def keyhash_##NAME##_def = {                               \
+    BLOCK, 0, START, NAME##_add_blocks, NULL, END64                        \
+  };                                                                       \
+
+KEYHASH64(murmur3_128, 16, murmur3_128_start, murmur3_128_add,
+          murmur3_128_end)
+KEYHASH64(identity, 1, identity_start, identity_add, identity_end)
+
+uint64_t keyhash_murmur3_128_low(const unsigned char *p, size_t n){
+  keyhash_state s;
+  size_t nBody = n - n%16;
+  murmur3_128_start(&s, n);
+  murmur3_128_add(&s, p, nBody);
+  return murmur3_128_end(&s, p + nBody, n - nBody);
+}
+
+uint64_t keyhash_identity(const unsigned char *p, size_t n, int *pOk){
+  keyhash_state s;
+  identity_start(&s, n);
+  identity_add(&s, p, n);
+  *pOk = identity_valid(&s);
+  return identity_end(&s, NULL, 0);
 }

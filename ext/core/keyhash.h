@@ -12,6 +12,35 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+** Each hash as three steps, for keys fed in pieces (hash_stream.c):
+** start(s, n) for a key of n bytes in all; add(s, p, k) for the next k
+** bytes, k a multiple of `block`; end(s, p, k) for the last k bytes (less
+** than a block, or, with hold_last, 1 to block bytes: the last whole
+** block is end's) gives the hash.
+*/
+typedef struct keyhash_state {
+  uint32_t v[4];
+  uint64_t w[3];           /* the 64-bit hashes' state */
+} keyhash_state;
+
+typedef struct keyhash_def {
+  unsigned block;          /* 1, 4 or 12 */
+  int hold_last;
+  void (*start)(keyhash_state *s, uint64_t n);
+  void (*add)(keyhash_state *s, const unsigned char *p, size_t n);
+  uint32_t (*end)(keyhash_state *s, const unsigned char *p, size_t n);
+  /* For the 64-bit hashes, end64 in place of end (NULL otherwise). */
+  uint64_t (*end64)(keyhash_state *s, const unsigned char *p, size_t n);
+} keyhash_def;
+
+extern const keyhash_def keyhash_fnv1a_64_def, keyhash_fnv1_64_def,
+  keyhash_fnv1a_32_def, keyhash_fnv1_32_def, keyhash_one_at_a_time_def,
+  keyhash_murmur_def, keyhash_jenkins_def, keyhash_hsieh_def,
+  keyhash_sdbm_def, keyhash_djb2_def, keyhash_wt6_def, keyhash_crc16_def,
+  keyhash_murmur2_kafka_def, keyhash_murmur2_kafkajs_legacy_def,
+  keyhash_murmur3_128_def, keyhash_identity_def;
+
 uint32_t keyhash_fnv1a_64(const unsigned char *p, size_t n);
 uint32_t keyhash_fnv1_64(const unsigned char *p, size_t n);
 uint32_t keyhash_fnv1a_32(const unsigned char *p, size_t n);

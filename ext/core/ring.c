@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "algo.h"
+#include "options.h"
 #include "ring_index.h"
 
 static void *(*ring_malloc)(size_t) = malloc;
@@ -29,18 +31,11 @@ void ring_dealloc(void *p){
 }
 
 void ring_config_default(ring_config *cfg){
-  cfg->algo = ring_algos[0];
   cfg->hash = HASH_XXH3;
   cfg->vnodes = 160;
   cfg->seed = 0;
-  cfg->table = RING_DEFAULT_TABLE;
-  cfg->avalanche = 1;
-  cfg->min_ring = RING_DEFAULT_MIN_RING;
-  cfg->max_ring = RING_MAX_ENVOY_RING;
-  memcpy(cfg->label, "%s#%d", sizeof("%s#%d"));
-  cfg->first = 1;
-  cfg->ties = RING_TIES_NAME;
-  cfg->hash_tag[0] = 0;
+  memset(cfg->hash_tag, 0, sizeof(cfg->hash_tag));
+  options_set_algorithm(cfg, ring_algos[0]);
 }
 
 const ring_algo *ring_algorithm_from_name(const char *zName){
@@ -63,6 +58,13 @@ const char *ring_algorithm_list(char *zOut, size_t nOut){
     n += (size_t)k;
   }
   return zOut;
+}
+
+void ring_keys_of(const ring_config *cfg, ring_keys *k){
+  ring_keys_init(k, cfg->hash, cfg->seed);
+  if( cfg->hash_tag[0] ) memcpy(k->tag, cfg->hash_tag, 2);
+  k->finish_by = cfg->algo->name;
+  if( cfg->algo->key_rule ) cfg->algo->key_rule(cfg, k);
 }
 
 int64_t ring_node_points(const ring_config *cfg, double w){
@@ -330,6 +332,7 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
   }
   memset(r, 0, sizeof(ring));
   r->config = *cfg;
+  ring_keys_of(cfg, &r->keys);
   r->n_nodes = n;
   r->nodes = (ring_node *)&r[1];
   r->version = -1;

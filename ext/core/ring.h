@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "hash.h"
+#include "keys.h"
 
 /* Limits, so that no statement can make chash allocate without bound. */
 #define RING_MAX_NAME     1024        /* bytes in a node name */
@@ -33,17 +34,8 @@
 #endif
 #define RING_MAX_NODES    1048576     /* nodes in one ring (2^20) */
 #define RING_MAX_WEIGHT   1e9         /* a node's weight */
-#ifndef RING_MAX_TABLE
-#define RING_MAX_TABLE    16777213    /* maglev table size (largest prime
-                                      ** below 2^24) */
-#endif
-#define RING_DEFAULT_TABLE 65537      /* maglev table size, as Envoy */
-/* envoy_ring: min_ring and max_ring at most 8M, as Envoy; a ring has at
-** most max_ring + 1 points, so below RING_MAX_POINTS. */
-#define RING_MAX_ENVOY_RING (RING_MAX_POINTS > 8388608 ? 8388608 \
-                                                       : RING_MAX_POINTS - 1)
-#define RING_DEFAULT_MIN_RING 1024    /* Envoy's minimum_ring_size */
 #define RING_MAX_LABEL    100         /* bytes in a label template */
+#define RING_OWN_CONFIG_BYTES 128     /* an algorithm's own options */
 
 /* Which of two points at one position wins (the ties option). */
 typedef enum ring_ties {
@@ -52,25 +44,25 @@ typedef enum ring_ties {
   RING_TIES_LAST           /* the node that joined last (a map overwrite) */
 } ring_ties;
 
-/* An algorithm: its descriptor (algo.h). */
+/* An algorithm: its descriptor (algo.h), and one of its own options
+** (options.h). */
 typedef struct ring_algo ring_algo;
+typedef struct ring_option ring_option;
 
+/* The options of a ring: the common ones, and the algorithm's own in its
+** own block (options.h: its descriptor says what is where, and
+** RING_OWN_CONFIG reads it). */
 typedef struct ring_config {
   const ring_algo *algo;
   hash_id hash;
   int vnodes;              /* points per unit of weight (ring, ketama) */
   uint64_t seed;           /* seed of every hash of this ring */
-  uint32_t table;          /* maglev: lookup table size, a prime */
-  int avalanche;           /* haproxy: 1 if key hashes go through full_hash */
-  uint32_t min_ring;       /* envoy_ring: Envoy's minimum_ring_size */
-  uint32_t max_ring;       /* envoy_ring: Envoy's maximum_ring_size */
-  char label[RING_MAX_LABEL + 1];  /* ring: the text hashed for a point, a
-                           ** template: %s the node name, %d the point
-                           ** index, %% a literal % (ring_label_check) */
-  int first;               /* ring: the index of a node's first point, 0/1 */
-  ring_ties ties;          /* ring: which of two equal points wins */
   char hash_tag[3];        /* the hash_tag option: two characters, such as
                            ** "{}", or "" for none (hash_tag_part) */
+  union {
+    uint64_t align;
+    unsigned char bytes[RING_OWN_CONFIG_BYTES];
+  } own;
 } ring_config;
 
 /* One node of a built ring. */
@@ -85,6 +77,7 @@ typedef struct ring_node {
 
 typedef struct ring {
   ring_config config;
+  ring_keys keys;          /* where keys go (keys.h), from config */
   uint32_t n_nodes;
   ring_node *nodes;        /* sorted by name, bytewise */
   uint32_t n_points;       /* points rings (algo.h): */
@@ -116,8 +109,8 @@ typedef struct ring_input {
 /* Install the allocator (default: malloc, realloc, free). */
 void ring_set_allocator(void *(*xMalloc)(size_t), void (*xFree)(void *));
 
-/* Defaults: ring, xxh3, vnodes 160, seed 0, table 65537, avalanche 1,
-** min_ring 1024, max_ring 8388608, label "%s#%d", first 1, ties name. */
+/* Defaults: ring, xxh3, vnodes 160, seed 0, no hash_tag, and the ring
+** algorithm's own defaults (label "%s#%d", first 1, ties name). */
 void ring_config_default(ring_config *cfg);
 
 /* The algorithm named zName (case-insensitive), or NULL. */
@@ -129,6 +122,10 @@ const char *ring_algorithm_name(const ring_algo *a);
 /* "ring, ketama, ...": every algorithm's name, in registry order, into
 ** zOut (nOut bytes); for error messages. Returns zOut. */
 const char *ring_algorithm_list(char *zOut, size_t nOut);
+
+/* The key rule of rings of cfg (keys.h): its hash, seed and hash tag,
+** then what the algorithm's key_rule adds. */
+void ring_keys_of(const ring_config *cfg, ring_keys *k);
 
 /* The most points a node of weight w can get under cfg (0 for
 ** algorithms without points). Returns -1 if w is not a positive finite

@@ -153,7 +153,7 @@ static void aggregate_ring_clear(aggregate_ring *a){
 /* Place key v on r (not empty): the owner's index, or -1 for a NULL key. */
 static int64_t owner_index(const ring *r, sqlite3_value *v){
   uint64_t pos;
-  if( !key_position(v, &r->config, &pos) ) return -1;
+  if( !value_position(v, &r->keys, &pos) ) return -1;
   return (int64_t)ring_lookup(r, pos);
 }
 
@@ -329,11 +329,11 @@ static void flows_step(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     return;
   }
   uint64_t posOld, posNew;
-  key_position(argv[0], &rOld->config, &posOld);
-  if( ring_keys_alike(&rOld->config, &rNew->config) ){
+  value_position(argv[0], &rOld->keys, &posOld);
+  if( ring_keys_same(&rOld->keys, &rNew->keys) ){
     posNew = posOld;                         /* hash the key once */
   }else{
-    key_position(argv[0], &rNew->config, &posNew);
+    value_position(argv[0], &rNew->keys, &posNew);
   }
   int64_t src = (int64_t)ring_lookup(rOld, posOld);
   int64_t dst = (int64_t)ring_lookup(rNew, posNew);

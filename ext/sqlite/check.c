@@ -143,22 +143,14 @@ static const struct {
 #define CHECK_N_COUNTERS \
   ((int)(sizeof(check_counters)/sizeof(check_counters[0])))
 
-/* The options every ring has stored, by bit (options.h, OPTION_REQUIRED). */
-static const struct {
-  unsigned bit;
-  const char *zKey;
-} check_required[] = {
-  { OPTION_ALGORITHM, "algorithm" }, { OPTION_HASH, "hash" },
-  { OPTION_VNODES, "vnodes" }, { OPTION_SEED, "seed" },
-  { OPTION_TABLE, "table" },
-};
-
 static void check_config(check_state *k){
   sqlite3_stmt *pStmt = check_prepare(k, "config",
       "SELECT key, value, typeof(value) FROM \"%w\".\"%w_config\"",
       k->zSchema, k->zName);
   if( pStmt==NULL ) return;
-  unsigned seen = 0, set = 0;
+  unsigned seen = 0;
+  options_given given;
+  memset(&given, 0, sizeof(given));
   int bOptionsOk = 1, bFormatOk = 0;
   int rc;
   ring_config_default(&k->config);
@@ -202,7 +194,8 @@ static void check_config(check_state *k){
     if( zValue==NULL ){
       check_problem(k, "%s_config: %s is NULL", k->zName, zKey);
       bOptionsOk = 0;
-    }else if( options_set(&k->config, &set, zKey, zValue, zMsg, sizeof(zMsg)) ){
+    }else if( options_set(&k->config, &given, zKey, zValue, zMsg,
+                          sizeof(zMsg)) ){
       check_problem(k, "%s_config: %s", k->zName, zMsg);
       bOptionsOk = 0;
     }
@@ -215,21 +208,26 @@ static void check_config(check_state *k){
                     check_counters[i].zKey);
     }
   }
-  for(size_t i=0; i<sizeof(check_required)/sizeof(check_required[0]); i++){
-    if( (set & check_required[i].bit)==0 ){
+  for(int i=0; options_required[i]; i++){
+    if( !options_given_has(&given, options_required[i]) ){
       check_problem(k, "%s_config lacks the option %s", k->zName,
-                    check_required[i].zKey);
+                    options_required[i]);
       bOptionsOk = 0;
     }
   }
+  char zMsg[512];
+  if( bOptionsOk && options_load(&k->config, &given, zMsg, sizeof(zMsg)) ){
+    check_problem(k, "%s_config: %s", k->zName, zMsg);
+    bOptionsOk = 0;
+  }
   if( bOptionsOk ){
-    char zMsg[512];
-    /* Every option is stored, those that do not apply with their default
-    ** (the seed 0 too): check the fit of those that apply, as if given. */
-    unsigned given = set & (OPTION_ALGORITHM | OPTION_HASH
-                            | k->config.algo->options);
-    if( k->config.seed!=0 ) given |= OPTION_SEED;
-    if( options_check(&k->config, given, zMsg, sizeof(zMsg)) ){
+    /* Every format-1 option is stored, those that do not apply with their
+    ** default (the seed 0 too): check the fit of those that apply, as if
+    ** given. */
+    unsigned set = given.set & (OPTION_ALGORITHM | OPTION_HASH
+                                | k->config.algo->options);
+    if( k->config.seed!=0 ) set |= OPTION_SEED;
+    if( options_check(&k->config, set, zMsg, sizeof(zMsg)) ){
       check_problem(k, "%s_config: %s", k->zName, zMsg);
       bOptionsOk = 0;
     }

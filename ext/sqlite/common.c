@@ -1,6 +1,7 @@
 /*
 ** common.c: what every file of the SQLite layer uses: the rule that turns a
-** key value into the bytes it hashes, the error helpers of functions and of
+** key value into the bytes it hashes (and its position under a ring's key
+** rule), the error helpers of functions and of
 ** virtual tables, and
 ** statements prepared from a %-format.
 */
@@ -57,7 +58,7 @@ int value_whole_int64(sqlite3_value *v, int64_t *pOut){
   }
 }
 
-/* key_bytes, inline in key_position: it runs once per row. */
+/* key_bytes, inline in value_position: it runs once per row. */
 static inline __attribute__((always_inline))
 int key_bytes_inline(sqlite3_value *v, char zInt[24], const void **pp,
                      size_t *pn){
@@ -93,19 +94,18 @@ int key_bytes(sqlite3_value *v, char zInt[24], const void **pp, size_t *pn){
   return key_bytes_inline(v, zInt, pp, pn);
 }
 
-int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos){
+int value_position(sqlite3_value *v, const ring_keys *k, uint64_t *pPos){
   char zInt[24];
   const void *p;
   size_t n;
   if( !key_bytes_inline(v, zInt, &p, &n) ) return 0;
-  if( cfg->hash==HASH_IDENTITY ){
+  if( k->hash==HASH_IDENTITY ){
     /* identity places integer keys only; any other key is like NULL. */
     size_t nPart = n;
-    const void *pPart = cfg->hash_tag[0] ? hash_tag_part(cfg->hash_tag, p, n,
-                                                         &nPart) : p;
-    if( !hash_identity_ok(cfg->hash, pPart, nPart) ) return 0;
+    const void *pPart = k->tag[0] ? hash_tag_part(k->tag, p, n, &nPart) : p;
+    if( !hash_identity_ok(k->hash, pPart, nPart) ) return 0;
   }
-  *pPos = ring_key_position(cfg, p, n);
+  *pPos = ring_keys_place(k, p, n);
   return 1;
 }
 

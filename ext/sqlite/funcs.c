@@ -35,7 +35,7 @@ static void error_empty(sqlite3_context *ctx, const char *zFunc,
 /* The node that owns v on r, or NULL for a NULL key. r is not empty. */
 static const ring_node *owner_of(const ring *r, sqlite3_value *v){
   uint64_t pos;
-  if( !key_position(v, &r->config, &pos) ) return NULL;
+  if( !value_position(v, &r->keys, &pos) ) return NULL;
   return &r->nodes[ring_lookup(r, pos)];
 }
 
@@ -72,11 +72,11 @@ static void moved_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     return;
   }
   uint64_t posOld, posNew;
-  if( !key_position(argv[0], &rOld->config, &posOld) ) return;
-  if( ring_keys_alike(&rOld->config, &rNew->config) ){
+  if( !value_position(argv[0], &rOld->keys, &posOld) ) return;
+  if( ring_keys_same(&rOld->keys, &rNew->keys) ){
     posNew = posOld;                         /* hash the key once */
   }else{
-    key_position(argv[0], &rNew->config, &posNew);
+    value_position(argv[0], &rNew->keys, &posNew);
   }
   const ring_node *a = &rOld->nodes[ring_lookup(rOld, posOld)];
   const ring_node *b = &rNew->nodes[ring_lookup(rNew, posNew)];

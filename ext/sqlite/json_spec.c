@@ -105,8 +105,9 @@ static int json_options(sqlite3 *db, const char *z, int n, ring_config *cfg,
   sqlite3_stmt *pStmt = json_query(db,
       "SELECT key, type, value FROM json_each(?1)", z, n, &rc);
   if( pStmt==NULL ) return rc;
-  unsigned set = 0;
+  options_given given;
   char zMsg[512];
+  memset(&given, 0, sizeof(given));
   *pbNodes = 0;
   while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
     /* The value's type first: reading it as text converts it. */
@@ -152,7 +153,7 @@ static int json_options(sqlite3 *db, const char *z, int n, ring_config *cfg,
       break;
     }
     if( zValue==NULL ){ rc = SQLITE_NOMEM; break; }
-    if( options_set(cfg, &set, zKey, zValue, zMsg, sizeof(zMsg)) ){
+    if( options_set(cfg, &given, zKey, zValue, zMsg, sizeof(zMsg)) ){
       *pzErr = sqlite3_mprintf("JSON ring spec: %s", zMsg);
       rc = SQLITE_ERROR;
       break;
@@ -161,7 +162,7 @@ static int json_options(sqlite3 *db, const char *z, int n, ring_config *cfg,
   sqlite3_finalize(pStmt);
   if( rc==SQLITE_DONE ){
     rc = SQLITE_OK;
-    if( options_check(cfg, set, zMsg, sizeof(zMsg)) ){
+    if( options_finish(cfg, &given, zMsg, sizeof(zMsg)) ){
       *pzErr = sqlite3_mprintf("JSON ring spec: %s", zMsg);
       rc = SQLITE_ERROR;
     }

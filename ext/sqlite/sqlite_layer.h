@@ -51,11 +51,11 @@ int key_bytes(sqlite3_value *v, char zInt[24], const void **pp, size_t *pn);
 int value_whole_int64(sqlite3_value *v, int64_t *pOut);
 
 /*
-** The position of key value v on a ring with config cfg (its bytes, as
-** key_bytes gives them, placed by ring_key_position). Returns 0 if v is
+** The position of key value v under a ring's key rule k (its bytes, as
+** key_bytes gives them, placed by ring_keys_place). Returns 0 if v is
 ** NULL (no position), else 1.
 */
-int key_position(sqlite3_value *v, const ring_config *cfg, uint64_t *pPos);
+int value_position(sqlite3_value *v, const ring_keys *k, uint64_t *pPos);
 
 /* Set zMsg as ctx's error; if it is NULL (building the message ran out of
 ** memory), the error is SQLITE_NOMEM. */

@@ -300,7 +300,9 @@ int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
   }
   memset(pInfo, 0, sizeof(*pInfo));
   ring_config_default(&pInfo->config);
-  unsigned nSeen = 0, setOptions = 0;
+  unsigned nSeen = 0;
+  options_given given;
+  memset(&given, 0, sizeof(given));
   char zMsg[512] = "";
   while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
     const char *zKey = (const char *)sqlite3_column_text(pStmt, 0);
@@ -335,7 +337,7 @@ int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
       nSeen |= 0x20;
     }else{
       char zOptErr[160];
-      bad = options_set(&pInfo->config, &setOptions, zKey, zValue,
+      bad = options_set(&pInfo->config, &given, zKey, zValue,
                         zOptErr, sizeof(zOptErr));
       if( bad ) snprintf(zMsg, sizeof(zMsg), "%s", zOptErr);
     }
@@ -350,8 +352,14 @@ int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
   }
   sqlite3_finalize(pStmt);
   if( rc==SQLITE_DONE ){
-    if( nSeen!=0x3F || (setOptions & OPTION_REQUIRED)!=OPTION_REQUIRED ){
+    int bAll = nSeen==0x3F;
+    for(int i=0; bAll && options_required[i]; i++){
+      bAll = options_given_has(&given, options_required[i]);
+    }
+    if( !bAll ){
       snprintf(zMsg, sizeof(zMsg), "%s_config lacks a setting", zName);
+      rc = SQLITE_CORRUPT_VTAB;
+    }else if( options_load(&pInfo->config, &given, zMsg, sizeof(zMsg)) ){
       rc = SQLITE_CORRUPT_VTAB;
     }else{
       rc = SQLITE_OK;

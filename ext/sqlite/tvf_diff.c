@@ -7,9 +7,8 @@
 ** ch_diff(old, new): start, end, src, dst, share: the positions whose
 ** owner is src under ring old and dst under new. The sum of share is the
 ** exact fraction of positions (so of keys, for a uniform hash) that move.
-** Both rings must place keys at the same positions (the same hash and
-** seed, the same key hash of the algorithm, the same avalanche), else
-** there is no common position to compare. How a ring is compared is ring_diff_kind's
+** Both rings must place keys at the same positions (the same key rule,
+** keys.h), else there is no common position to compare. How a ring is compared is ring_diff_kind's
 ** answer (geometry.h), from its descriptor:
 **   points rings (either algorithm with either): the two point arrays are
 **     merged into runs (diff_point_runs); a run is the longest stretch of
@@ -103,13 +102,6 @@ static int diff_residues(diff_cursor *c){
   return SQLITE_OK;
 }
 
-/* "hash_tag '{}'", or "no hash_tag": a ring's tag, for messages. */
-static const char *diff_tag_text(const ring_config *cfg, char *z, size_t n){
-  if( cfg->hash_tag[0] ) snprintf(z, n, "hash_tag '%s'", cfg->hash_tag);
-  else snprintf(z, n, "no hash_tag");
-  return z;
-}
-
 /* Can rings a and b (of the specs in argv) be compared position by
 ** position? */
 static int diff_check(diff_cursor *c, const ring *a, const ring *b,
@@ -137,34 +129,11 @@ static int diff_check(diff_cursor *c, const ring *a, const ring *b,
                      "algorithm %s with algorithm %s; count moved keys with "
                      "ch_moved", a->config.algo->name, b->config.algo->name);
   }
-  if( a->config.hash!=b->config.hash || a->config.seed!=b->config.seed ){
-    return tvf_error(&c->base, SQLITE_ERROR, "ch_diff: the rings hash keys "
-                     "differently (%s seed %llu, %s seed %llu), so positions "
-                     "cannot be compared; count moved keys with ch_moved",
-                     hash_name(a->config.hash),
-                     (unsigned long long)a->config.seed,
-                     hash_name(b->config.hash),
-                     (unsigned long long)b->config.seed);
-  }
-  if( a->config.algo->key_position!=b->config.algo->key_position ){
-    return tvf_error(&c->base, SQLITE_ERROR, "ch_diff: algorithm %s and "
-                     "algorithm %s hash keys differently, so positions cannot "
+  if( !ring_keys_same(&a->keys, &b->keys) ){
+    char zWhy[400];
+    return tvf_error(&c->base, SQLITE_ERROR, "ch_diff: %s, so positions cannot "
                      "be compared; count moved keys with ch_moved",
-                     a->config.algo->name, b->config.algo->name);
-  }
-  if( strcmp(a->config.hash_tag, b->config.hash_tag)!=0 ){
-    char zA[20], zB[20];
-    return tvf_error(&c->base, SQLITE_ERROR, "ch_diff: the rings hash keys "
-                     "differently (%s, %s), so positions cannot be compared; "
-                     "count moved keys with ch_moved",
-                     diff_tag_text(&a->config, zA, sizeof(zA)),
-                     diff_tag_text(&b->config, zB, sizeof(zB)));
-  }
-  if( !ring_keys_alike(&a->config, &b->config) ){
-    return tvf_error(&c->base, SQLITE_ERROR, "ch_diff: the rings hash keys "
-                     "differently (avalanche %d, avalanche %d), so positions "
-                     "cannot be compared; count moved keys with ch_moved",
-                     a->config.avalanche, b->config.avalanche);
+                     ring_keys_differ(&a->keys, &b->keys, zWhy, sizeof(zWhy)));
   }
   return SQLITE_OK;
 }

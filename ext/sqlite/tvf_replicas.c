@@ -98,7 +98,7 @@ static int replicas_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
     return rc;
   }
   uint64_t pos;
-  key_position(argv[0], &r->config, &pos);
+  value_position(argv[0], &r->keys, &pos);
   if( replica_walk_start(&c->walk, r, pos)!=RING_OK ) return SQLITE_NOMEM;
   replicas_settle(c);
   return SQLITE_OK;

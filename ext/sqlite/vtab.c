@@ -20,6 +20,7 @@
 ** shadow tables) and SQLITE_VTAB_CONSTRAINT_SUPPORT (xUpdate checks before it
 ** writes, and does INSERT OR REPLACE / OR IGNORE itself).
 */
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -85,8 +86,8 @@ static void vtab_free(chash_vtab *p){
 **   hash       a name of hash.h               (xxh3; ketama md5, maglev xxh64)
 **   vnodes     1..RING_MAX_VNODES, points per unit of weight  (160)
 **   seed       0..2^64-1, the seed of every hash of the ring  (0)
-**   table      maglev's table size, a prime   (65537)
-** options_check says which options fit which algorithm.
+**   and the algorithm's own options (its descriptor's own_options)
+** options_finish says which options fit which algorithm.
 ** Unknown, repeated and malformed options are errors that name the option
 ** and list what is accepted. Connecting reads the options back from
 ** %_config, which is the authority once the table exists.
@@ -101,8 +102,9 @@ static int create_arg_is_quoted(const char *z){
 
 static int parse_create_options(int argc, const char *const *argv,
                                 ring_config *cfg, char **pzErr){
-  unsigned set = 0;
+  options_given given;
   char zMsg[512];
+  memset(&given, 0, sizeof(given));
   ring_config_default(cfg);
   for(int i=3; i<argc; i++){
     char *zArg = sqlite3_mprintf("%s", argv[i]);
@@ -119,7 +121,7 @@ static int parse_create_options(int argc, const char *const *argv,
       snprintf(zMsg, sizeof(zMsg), "bad option '%s': write option=value; "
                "options: %s", argv[i], options_names(zList, sizeof(zList)));
     }else{
-      bad = options_set(cfg, &set, zKey, zValue, zMsg, sizeof(zMsg));
+      bad = options_set(cfg, &given, zKey, zValue, zMsg, sizeof(zMsg));
     }
     sqlite3_free(zArg);
     if( bad ){
@@ -127,11 +129,114 @@ static int parse_create_options(int argc, const char *const *argv,
       return SQLITE_ERROR;
     }
   }
-  if( options_check(cfg, set, zMsg, sizeof(zMsg)) ){
+  if( options_finish(cfg, &given, zMsg, sizeof(zMsg)) ){
     *pzErr = sqlite3_mprintf("%s: %s", argv[2], zMsg);
     return SQLITE_ERROR;
   }
   return SQLITE_OK;
+}
+
+/*
+** Empty arguments. SQLite drops an empty module argument, so "chash(,)"
+** or "chash(vnodes=3,)" would pass as if the commas were not there: read
+** the statement back from the schema (written before xCreate runs) and
+** find them. A tokenizer of SQL's quoting and comments, enough to split
+** the argument list as SQLite does: at commas outside parentheses.
+*/
+static const char *sql_skip_blanks(const char *z){
+  for(;;){
+    while( *z==' ' || *z=='\t' || *z=='\n' || *z=='\r' || *z=='\f' ) z++;
+    if( z[0]=='-' && z[1]=='-' ){
+      while( *z && *z!='\n' ) z++;
+    }else if( z[0]=='/' && z[1]=='*' ){
+      const char *zEnd = strstr(z+2, "*/");
+      z = zEnd ? zEnd+2 : z+strlen(z);
+    }else{
+      return z;
+    }
+  }
+}
+
+/* The end of the token at z (not a blank, not the end). */
+static const char *sql_token_end(const char *z){
+  char q = z[0]=='[' ? ']' : z[0];
+  if( q=='\'' || q=='"' || q=='`' || q==']' ){
+    for(z++; *z; z++){
+      if( *z==q ){
+        if( q!=']' && z[1]==q ){ z++; continue; }
+        return z+1;
+      }
+    }
+    return z;
+  }
+  if( isalnum((unsigned char)*z) || *z=='_' || (unsigned char)*z>=0x80 ){
+    while( isalnum((unsigned char)*z) || *z=='_' || *z=='$'
+        || (unsigned char)*z>=0x80 ){
+      z++;
+    }
+    return z;
+  }
+  return z+1;
+}
+
+/* 0, or the number (from 1) of the first empty argument in the module
+** arguments of CREATE VIRTUAL TABLE statement zSql, when there is more
+** than one ("chash()" has none). */
+static int sql_empty_argument(const char *zSql){
+  const char *z = sql_skip_blanks(zSql), *zEnd;
+  int bUsing = 0;
+  for(; *z; z = sql_skip_blanks(zEnd)){
+    zEnd = sql_token_end(z);
+    if( bUsing==0 ){
+      bUsing = zEnd-z==5 && sqlite3_strnicmp(z, "using", 5)==0;
+    }else if( bUsing==1 ){
+      bUsing = 2;                           /* the module's name */
+    }else{
+      break;
+    }
+  }
+  if( *z!='(' ) return 0;
+  int depth = 0, iArg = 1, bEmpty = 1, iFirstEmpty = 0, nComma = 0;
+  for(; *z; z = sql_skip_blanks(zEnd)){
+    zEnd = sql_token_end(z);
+    if( *z=='(' && depth++==0 ) continue;
+    if( *z==')' && --depth==0 ) break;
+    if( *z==',' && depth==1 ){
+      if( bEmpty && iFirstEmpty==0 ) iFirstEmpty = iArg;
+      nComma++;
+      iArg++;
+      bEmpty = 1;
+      continue;
+    }
+    bEmpty = 0;
+  }
+  if( bEmpty && iFirstEmpty==0 ) iFirstEmpty = iArg;
+  return nComma>0 ? iFirstEmpty : 0;
+}
+
+/* SQLITE_OK, or an error naming the first empty argument of the CREATE
+** of table zName in zSchema. */
+static int check_empty_arguments(sqlite3 *db, const char *zSchema,
+                                 const char *zName, char **pzErr){
+  sqlite3_stmt *pStmt = NULL;
+  int rc = chash_prepare_fmt(db, &pStmt, 0, "SELECT sql FROM \"%w\".sqlite_schema"
+                             " WHERE type='table' AND name=?1", zSchema);
+  if( rc!=SQLITE_OK ) return rc;
+  sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
+  if( sqlite3_step(pStmt)==SQLITE_ROW ){
+    const char *zSql = (const char *)sqlite3_column_text(pStmt, 0);
+    int iEmpty = zSql ? sql_empty_argument(zSql) : 0;
+    if( zSql==NULL && sqlite3_column_type(pStmt, 0)!=SQLITE_NULL ){
+      rc = SQLITE_NOMEM;
+    }else if( iEmpty ){
+      *pzErr = sqlite3_mprintf("%s: argument %d of chash(...) is empty: write "
+                               "option=value, with one comma between two "
+                               "(vnodes=100, hash='xxh64')", zName, iEmpty);
+      rc = *pzErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
+  }
+  int rcFinal = sqlite3_finalize(pStmt);
+  return rc!=SQLITE_OK ? rc : rcFinal;
 }
 
 /* xCreate (bCreate) and xConnect. argv[1] is the schema, argv[2] the table. */
@@ -144,6 +249,7 @@ static int chash_init(sqlite3 *db, void *pAux, int argc,
   if( bCreate ){
     ring_config cfg;
     rc = parse_create_options(argc, argv, &cfg, pzErr);
+    if( rc==SQLITE_OK ) rc = check_empty_arguments(db, zSchema, zName, pzErr);
     if( rc==SQLITE_OK ) rc = store_create(db, zSchema, zName, &cfg, pzErr);
     if( rc!=SQLITE_OK ) return rc;
   }

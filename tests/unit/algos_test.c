@@ -46,9 +46,13 @@ static ring *build(const char *a, hash_id h, uint32_t table,
                    const char *const *names, const double *weights, uint32_t n){
   ring_config cfg;
   ring_config_default(&cfg);
-  cfg.algo = ring_algorithm_from_name(a);
+  options_set_algorithm(&cfg, ring_algorithm_from_name(a));
   cfg.hash = h;
-  if( table ) cfg.table = table;
+  if( table ){
+    char zTable[24];
+    snprintf(zTable, sizeof(zTable), "%u", table);
+    unit_set_option(&cfg, "table", zTable);
+  }
   return build_config(&cfg, names, weights, n);
 }
 
@@ -194,7 +198,8 @@ static void test_maglev(void){
   ring_release(r);
   static const uint32_t first[10] = {5, 4, 4, 0, 5, 5, 3, 1, 5, 5};
   r = build("maglev", HASH_XXH64, 0, addr, NULL, 6);
-  CHECK( r!=NULL && r->config.table==65537 );
+  char zTable[OPTION_MAX_TEXT];
+  CHECK( r!=NULL && strcmp(unit_option_text(&r->config, "table", zTable, sizeof(zTable)), "65537")==0 );
   for(int s=0; r && s<10; s++) CHECK( r->unit_owners[s]==first[s] );
   for(int i=0; r && i<6; i++) CHECK( r->nodes[i].points==(i<5 ? 10923u : 10922u) );
   ring_release(r);
@@ -243,7 +248,7 @@ static void test_haproxy(void){
     CHECK( strcmp(r->nodes[ring_lookup(r, at[i].pos)].name, at[i].owner)==0 );
   }
   /* A key's position: sdbm, then full_hash (avalanche is the default). */
-  CHECK( r && ring_key_position(&r->config, "hello", 5)==2061535398u );
+  CHECK( r && ring_keys_place(&r->keys, "hello", 5)==2061535398u );
   ring_release(r);
 
   /* Two servers of weight 1: the highest point (b's 16th) owns an arc that
@@ -256,8 +261,8 @@ static void test_haproxy(void){
   CHECK( r && r->config.algo->point_token(r, 1)==414606662u );
   CHECK( r && r->positions[1]==454777333u );
   if( r ){
-    r->config.avalanche = 0;
-    CHECK( ring_key_position(&r->config, "hello", 5)==3538347703u );
+    r->keys.finish_arg = 0;                 /* avalanche off */
+    CHECK( ring_keys_place(&r->keys, "hello", 5)==3538347703u );
   }
   ring_release(r);
 }
@@ -308,10 +313,10 @@ static void test_envoy_ring(void){
                                      "127.0.0.1:93", "127.0.0.1:94", "127.0.0.1:95"};
   ring_config cfg;
   ring_config_default(&cfg);
-  cfg.algo = ring_algorithm_from_name("envoy_ring");
+  options_set_algorithm(&cfg, ring_algorithm_from_name("envoy_ring"));
   cfg.hash = HASH_XXH64;
   /* Envoy's Basic test: minimum_ring_size 12, its lookups. */
-  cfg.min_ring = 12;
+  unit_set_option(&cfg, "min_ring", "12");
   ring *r = build_config(&cfg, addr, NULL, 6);
   CHECK( r!=NULL && r->n_points==12 );
   if( r ){
@@ -330,15 +335,16 @@ static void test_envoy_ring(void){
     5583722120771150861ULL, 6311230543546372928ULL, 13444792449719432967ULL,
     16117243373044804889ULL};
   static const int host[6] = {2, 2, 1, 1, 2, 0};
-  cfg.min_ring = cfg.max_ring = 6;
+  unit_set_option(&cfg, "min_ring", "6");
+  unit_set_option(&cfg, "max_ring", "6");
   r = build_config(&cfg, addr, w123, 3);
   CHECK( r!=NULL && r->n_points==6 );
   for(int i=0; r && i<6; i++) CHECK( strcmp(owner(r, pos[i]), addr[host[i]])==0 );
   ring_release(r);
 
   /* HostWeightedLargeRing: minimum 6144; probes i * ((2^64-1)/6000). */
-  cfg.min_ring = 6144;
-  cfg.max_ring = 8388608;
+  unit_set_option(&cfg, "min_ring", "6144");
+  unit_set_option(&cfg, "max_ring", "8388608");
   r = build_config(&cfg, addr, w123, 3);
   CHECK( r!=NULL && r->n_points==6144 );
   int hits[3] = {0, 0, 0};
@@ -350,7 +356,8 @@ static void test_envoy_ring(void){
   ring_release(r);
 
   /* LargeFractionalScale: a ring of exactly 1023, 512 + 511 points. */
-  cfg.min_ring = cfg.max_ring = 1023;
+  unit_set_option(&cfg, "min_ring", "1023");
+  unit_set_option(&cfg, "max_ring", "1023");
   r = build_config(&cfg, addr, NULL, 2);
   CHECK( r && r->nodes[0].points==512 && r->nodes[1].points==511 );
   int h90 = 0;
@@ -372,7 +379,7 @@ static void test_oom(void){
     const ring_algo *algo = ring_algos[a];
     ring_config cfg;
     ring_config_default(&cfg);
-    cfg.algo = algo;
+    options_set_algorithm(&cfg, algo);
     hash_id h = algo->default_hash;
     const double *pw = w;
     for(int i=0; i<3; i++){

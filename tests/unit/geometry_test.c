@@ -37,10 +37,14 @@ static ring *build(const char *zAlgo, hash_id h, int vnodes, uint32_t table,
                    const char *const *azName, uint32_t n){
   ring_config cfg;
   ring_config_default(&cfg);
-  cfg.algo = ring_algorithm_from_name(zAlgo);
+  options_set_algorithm(&cfg, ring_algorithm_from_name(zAlgo));
   cfg.hash = h;
   if( vnodes ) cfg.vnodes = vnodes;
-  if( table ) cfg.table = table;
+  if( table ){
+    char zTable[24];
+    snprintf(zTable, sizeof(zTable), "%u", table);
+    unit_set_option(&cfg, "table", zTable);
+  }
   ring_input in[16];
   for(uint32_t i=0; i<n; i++){
     in[i].name = azName[i];
@@ -69,7 +73,7 @@ static ring *hand_points(hand_ring *h, const char *const *azName,
                          uint32_t nPoint){
   memset(h, 0, sizeof(*h));
   ring_config_default(&h->r.config);
-  h->r.config.algo = ring_algorithm_from_name("ring");
+  options_set_algorithm(&h->r.config, ring_algorithm_from_name("ring"));
   h->r.config.hash = HASH_CRC32;
   h->r.n_nodes = nNode;
   h->r.nodes = h->aNode;

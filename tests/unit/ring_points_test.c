@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "ring_index.h"
+#include "unit_options.h"
 
 static int nPass = 0, nFail = 0;
 
@@ -47,11 +48,11 @@ static const ring *ref_ring;
 /* Who wins a tie: name order is node index order; join orders by join. */
 static uint32_t ref_rank(uint32_t n){
   uint32_t join = ref_ring->nodes[n].join;
-  switch( ref_ring->config.ties ){
-    case RING_TIES_FIRST: return join;
-    case RING_TIES_LAST:  return UINT32_MAX - join;
-    default:              return n;
-  }
+  char zTies[OPTION_MAX_TEXT];
+  unit_option_text(&ref_ring->config, "ties", zTies, sizeof(zTies));
+  if( strcmp(zTies, "first")==0 ) return join;
+  if( strcmp(zTies, "last")==0 ) return UINT32_MAX - join;
+  return n;
 }
 
 static int ref_compare(const void *pa, const void *pb){
@@ -79,11 +80,14 @@ static int ref_label(const char *zTemplate, const char *zName, uint32_t i,
 static void check_reference(const ring *r){
   ref_point *a = malloc(sizeof(ref_point) * (r->n_points ? r->n_points : 1));
   uint32_t k = 0;
-  uint32_t first = (uint32_t)r->config.first;
+  char zLabel[OPTION_MAX_TEXT], zFirst[OPTION_MAX_TEXT];
+  unit_option_text(&r->config, "label", zLabel, sizeof(zLabel));
+  uint32_t first = (uint32_t)atoi(unit_option_text(&r->config, "first", zFirst,
+                                                   sizeof(zFirst)));
   for(uint32_t n=0; n<r->n_nodes; n++){
     for(uint32_t i=first; i<first+r->nodes[n].points; i++){
       char label[1300];
-      int len = ref_label(r->config.label, r->nodes[n].name, i, label);
+      int len = ref_label(zLabel, r->nodes[n].name, i, label);
       a[k].pos = hash_bytes(r->config.hash, r->config.seed, label, len);
       a[k].node = n;
       a[k++].replica = i;
@@ -200,7 +204,9 @@ static void random_walk(ring_config cfg, int nStep){
       }
     }
     /* Shuffle: under name order, input order must not matter. */
-    for(uint32_t i=n; i>1 && cfg.ties==RING_TIES_NAME; i--){
+    char zTies[OPTION_MAX_TEXT];
+    unit_option_text(&cfg, "ties", zTies, sizeof(zTies));
+    for(uint32_t i=n; i>1 && strcmp(zTies, "name")==0; i--){
       uint32_t j = (uint32_t)(rnd() % i);
       ring_input t = aInput[i-1]; aInput[i-1] = aInput[j]; aInput[j] = t;
     }
@@ -273,16 +279,16 @@ int main(void){
   ** join order, in crc32's small space so that ties are common. */
   ring_config_default(&cfg);
   cfg.hash = HASH_CRC32;
-  cfg.ties = RING_TIES_LAST;
-  memcpy(cfg.label, "%d%s", 5);
-  cfg.first = 0;
+  unit_set_option(&cfg, "ties", "last");
+  unit_set_option(&cfg, "label", "%d%s");
+  unit_set_option(&cfg, "first", "0");
   random_walk(cfg, 300);
-  cfg.ties = RING_TIES_FIRST;
-  memcpy(cfg.label, "100%% %s:%d", 12);
+  unit_set_option(&cfg, "ties", "first");
+  unit_set_option(&cfg, "label", "100%% %s:%d");
   random_walk(cfg, 300);
-  cfg.ties = RING_TIES_NAME;
+  unit_set_option(&cfg, "ties", "name");
   cfg.hash = HASH_MD5BE;
-  memcpy(cfg.label, "%s-%d", 6);
+  unit_set_option(&cfg, "label", "%s-%d");
   random_walk(cfg, 100);
   check_other_bases();
   printf("%d passed, %d failed\n", nPass, nFail);

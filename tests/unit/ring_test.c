@@ -1,6 +1,6 @@
 /*
 ** tests/unit/ring_test.c: unit tests of the pure ring core (ext/core/ring.c,
-** ext/core/hash.c, ext/core/options.c), without SQLite.
+** ext/core/hash.c, ext/core/keys.c, ext/core/options.c), without SQLite.
 **
 ** Expected values are worked by hand or come from Python's xxhash package
 ** (the hash vectors and the three-node ring below), not from chash itself.
@@ -102,6 +102,177 @@ static void test_hash(void){
 }
 
 /* Label templates of the ring option label, and their points. */
+/* Every hash fed in pieces gives what it gives for the bytes in one
+** buffer, for every length up to 100 (past jenkins' 12-byte blocks a few
+** times) and cuts at every place, in one, two and many pieces. */
+static void test_hash_streams(void){
+  unsigned char a[100];
+  uint64_t x = 88172645463325252ull;
+  for(size_t i=0; i<sizeof(a); i++){
+    x ^= x<<13; x ^= x>>7; x ^= x<<17;
+    a[i] = (unsigned char)x;
+  }
+  int nBad = 0, nRun = 0;
+  for(int h=0; h<HASH_COUNT; h++){
+    for(size_t n=0; n<=sizeof(a); n++){
+      uint64_t want = hash_bytes((hash_id)h, 7, a, n);
+      for(size_t cut=0; cut<=n; cut++){
+        hash_stream s;
+        hash_stream_start(&s, (hash_id)h, 7, n);
+        hash_stream_add(&s, a, cut);
+        hash_stream_add(&s, a+cut, n-cut);
+        nBad += hash_stream_end(&s)!=want;
+        nRun++;
+      }
+      for(size_t step=1; step<=13; step++){
+        hash_stream s;
+        hash_stream_start(&s, (hash_id)h, 7, n);
+        for(size_t i=0; i<n; i+=step){
+          hash_stream_add(&s, a+i, i+step<=n ? step : n-i);
+        }
+        nBad += hash_stream_end(&s)!=want;
+        nRun++;
+      }
+    }
+  }
+  CHECK( nRun>0 && nBad==0 );
+}
+
+/* The key rule with steps places a key where its hash puts the bytes the
+** steps should make, written out by hand here (the MD5s are Python's
+** hashlib.md5(...).hexdigest()), for every hash; no step allocates. */
+static void test_key_steps(void){
+  static char aLong[301], aNs[264];
+  memset(aLong, 'a', 300);
+  memcpy(aNs, "ns:", 3);
+  memset(aNs+3, 'b', 260);
+  char zShortA[251], zShortNs[251];
+  snprintf(zShortA, sizeof(zShortA), "%.213s:md5:%s", aLong,
+           "4e5475d125a33c6190718e75adc1b704");
+  snprintf(zShortNs, sizeof(zShortNs), "%.213s:md5:%s", aNs,
+           "c25805d774a7cff73ba5e5884ea3f780");
+  static unsigned char aCtl[1000], aCtlOut[1000];
+  for(int i=0; i<1000; i++){
+    aCtl[i] = (unsigned char)(i*7);
+    aCtlOut[i] = aCtl[i]<=' ' ? '_' : aCtl[i];
+  }
+  /* a, e acute, euro sign, U+1F600 (a surrogate pair); then bad bytes: a
+  ** lone continuation byte, an overlong NUL, a cut 2-byte sequence before
+  ** "a", and a cut one at the end. */
+  static const char zUtf8[] = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80"
+                              "\x80\xc0\x80\xc3" "a\xe2\x82";
+  static const unsigned char aUtf16[] = {
+    0x61,0, 0xe9,0, 0xac,0x20, 0x3d,0xd8, 0x00,0xde,
+    0xfd,0xff, 0xfd,0xff, 0xfd,0xff, 0xfd,0xff, 0x61,0, 0xfd,0xff,
+  };
+  const struct {
+    ring_key_op op[2];
+    uint32_t n[2];
+    const char *text[2];
+    const void *pKey; size_t nKey;    /* the key */
+    const void *pWant; size_t nWant;  /* the bytes hashed */
+  } aCase[] = {
+    { {RING_KEY_PREFIX}, {3}, {"ns:"}, "key", 3, "ns:key", 6 },
+    { {RING_KEY_SHORTEN}, {250}, {""}, aLong, 300, zShortA, 250 },
+    { {RING_KEY_SHORTEN}, {250}, {""}, aLong, 250, aLong, 250 },
+    { {RING_KEY_PREFIX, RING_KEY_SHORTEN}, {3, 250}, {"ns:", ""},
+      aNs+3, 260, zShortNs, 250 },
+    { {RING_KEY_PREFIX, RING_KEY_SHORTEN}, {3, 250}, {"ns:", ""},
+      aNs+3, 247, aNs, 250 },
+    { {RING_KEY_REWRITE}, {' '}, {"_"}, aCtl, 1000, aCtlOut, 1000 },
+    { {RING_KEY_UTF16}, {0}, {""}, zUtf8, sizeof(zUtf8)-1, aUtf16,
+      sizeof(aUtf16) },
+    { {RING_KEY_UTF16}, {0}, {""}, "", 0, "", 0 },
+  };
+  int nLiveBefore = nLive;
+  ring_set_allocator(test_malloc, test_free);
+  nUntilFail = 0;                      /* any allocation fails */
+  for(size_t c=0; c<sizeof(aCase)/sizeof(aCase[0]); c++){
+    for(int h=0; h<HASH_COUNT; h++){
+      ring_keys k;
+      ring_keys_init(&k, (hash_id)h, 99);
+      for(int j=0; j<2 && aCase[c].op[j]; j++){
+        CHECK( ring_keys_add_step(&k, aCase[c].op[j], aCase[c].n[j],
+                                  aCase[c].text[j],
+                                  strlen(aCase[c].text[j]))==0 );
+      }
+      uint64_t want = hash_bytes((hash_id)h, hash_has_seed((hash_id)h) ? 99 : 0,
+                                 aCase[c].pWant, aCase[c].nWant);
+      if( ring_keys_place(&k, aCase[c].pKey, aCase[c].nKey)!=want ){
+        CHECK( !"key steps" );
+        printf("  case %zu, hash %s\n", c, hash_name((hash_id)h));
+      }
+    }
+  }
+  nUntilFail = -1;
+  ring_set_allocator(malloc, free);
+  CHECK( nLive==nLiveBefore );
+
+  /* The big-endian units of "a\xc3\xa9" are 00 61 00 e9. */
+  ring_keys k;
+  ring_keys_init(&k, HASH_XXH3, 0);
+  CHECK( ring_keys_add_step(&k, RING_KEY_UTF16, 1, NULL, 0)==0 );
+  CHECK( ring_keys_place(&k, "a\xc3\xa9", 3)
+         ==hash_bytes(HASH_XXH3, 0, "\x00\x61\x00\xe9", 4) );
+  /* The hash tag comes first, then the steps. */
+  memcpy(k.tag, "{}", 3);
+  CHECK( ring_keys_place(&k, "x{a}y", 5)==hash_bytes(HASH_XXH3, 0, "\x00\x61", 2) );
+  /* A rule holds RING_KEY_MAX_STEPS steps of RING_KEY_MAX_TEXT bytes. */
+  ring_keys_init(&k, HASH_XXH3, 0);
+  char zBig[RING_KEY_MAX_TEXT + 1];
+  memset(zBig, 'p', sizeof(zBig));
+  CHECK( ring_keys_add_step(&k, RING_KEY_PREFIX, sizeof(zBig), zBig, sizeof(zBig))==1 );
+  for(int i=0; i<RING_KEY_MAX_STEPS; i++){
+    CHECK( ring_keys_add_step(&k, RING_KEY_PREFIX, 1, "p", 1)==0 );
+  }
+  CHECK( ring_keys_add_step(&k, RING_KEY_PREFIX, 1, "p", 1)==1 );
+  CHECK( ring_keys_place(&k, "k", 1)==hash_bytes(HASH_XXH3, 0, "ppppk", 5) );
+}
+
+static uint64_t finish_plus_one(const ring_keys *k, uint64_t h){
+  return h + 1 + k->finish_arg;
+}
+
+/* ring_keys_same and ring_keys_differ see every part of the rule. */
+static void test_keys_compare(void){
+  ring_keys a, b;
+  char z[300];
+  ring_keys_init(&a, HASH_XXH3, 0);
+  a.finish_by = "ring";
+  b = a;
+  CHECK( ring_keys_same(&a, &b) && ring_keys_differ(&a, &b, z, sizeof(z))[0]==0 );
+  ring_keys_init(&b, HASH_MD5, 5);          /* md5 takes no seed */
+  b.finish_by = "ketama";
+  CHECK( b.seed==0 && !ring_keys_same(&a, &b) );
+  CHECK( strcmp(ring_keys_differ(&b, &a, z, sizeof(z)),
+                "the rings hash keys differently (md5, xxh3 seed 0)")==0 );
+  b = a;
+  b.seed = 3;
+  CHECK( !ring_keys_same(&a, &b) && has(ring_keys_differ(&a, &b, z, sizeof(z)), "(xxh3 seed 0, xxh3 seed 3)") );
+  b = a;
+  memcpy(b.tag, "{}", 3);
+  CHECK( !ring_keys_same(&a, &b) && has(ring_keys_differ(&a, &b, z, sizeof(z)), "(no hash_tag, hash_tag '{}')") );
+  b = a;
+  ring_keys_add_step(&b, RING_KEY_PREFIX, 3, "ns:", 3);
+  ring_keys_add_step(&b, RING_KEY_SHORTEN, 250, NULL, 0);
+  CHECK( !ring_keys_same(&a, &b) && has(ring_keys_differ(&a, &b, z, sizeof(z)), "(no key steps, prefix 'ns:', shorten 250)") );
+  ring_keys c = a;
+  ring_keys_add_step(&c, RING_KEY_PREFIX, 3, "ns;", 3);
+  ring_keys_add_step(&c, RING_KEY_SHORTEN, 250, NULL, 0);
+  CHECK( !ring_keys_same(&b, &c) && has(ring_keys_differ(&b, &c, z, sizeof(z)), "(prefix 'ns:', shorten 250, prefix 'ns;', shorten 250)") );
+  c = b;
+  CHECK( ring_keys_same(&b, &c) );
+  b = a;
+  b.finish = finish_plus_one;
+  b.finish_by = "haproxy";
+  b.finish_option = "avalanche";
+  CHECK( !ring_keys_same(&a, &b) && strcmp(ring_keys_differ(&b, &a, z, sizeof(z)), "algorithm haproxy and algorithm ring hash keys differently")==0 );
+  CHECK( ring_keys_place(&b, "k", 1)==hash_bytes(HASH_XXH3, 0, "k", 1) + 1 );
+  c = b;
+  c.finish_arg = 1;
+  CHECK( !ring_keys_same(&b, &c) && has(ring_keys_differ(&b, &c, z, sizeof(z)), "(avalanche 0, avalanche 1)") );
+}
+
 static void test_labels(void){
   char zErr[300];
   CHECK( ring_label_check("%s#%d", zErr, sizeof(zErr))==0 );
@@ -130,10 +301,13 @@ static void test_labels(void){
   ** "%d%s", first 0, crc32a. */
   ring_config cfg;
   ring_config_default(&cfg);
-  CHECK( strcmp(cfg.label, "%s#%d")==0 && cfg.first==1 && cfg.ties==RING_TIES_NAME );
+  char zOpt[OPTION_MAX_TEXT];
+  CHECK( strcmp(unit_option_text(&cfg, "label", zOpt, sizeof(zOpt)), "%s#%d")==0 );
+  CHECK( strcmp(unit_option_text(&cfg, "first", zOpt, sizeof(zOpt)), "1")==0 );
+  CHECK( strcmp(unit_option_text(&cfg, "ties", zOpt, sizeof(zOpt)), "name")==0 );
   cfg.hash = HASH_MD5BE;
-  memcpy(cfg.label, "%s:%d", 6);
-  cfg.first = 0;
+  unit_set_option(&cfg, "label", "%s:%d");
+  unit_set_option(&cfg, "first", "0");
   cfg.vnodes = 2;
   ring_input in[] = { {"B", 1, 1.0, 1}, {"A", 1, 1.0, 2} };
   ring *r = NULL;
@@ -146,7 +320,7 @@ static void test_labels(void){
   ring_release(r);
   ring_input gc[] = { {"http://10.0.0.1:8080", 20, 1.0, 1} };
   ring_config_default(&cfg);
-  cfg.algo = ring_algorithm_from_name("groupcache");
+  options_set_algorithm(&cfg, ring_algorithm_from_name("groupcache"));
   CHECK( options_check(&cfg, OPTION_ALGORITHM, zErr, sizeof(zErr))==0 );
   CHECK( cfg.vnodes==50 && cfg.hash==HASH_CRC32A );
   r = NULL;
@@ -197,7 +371,7 @@ static void test_points(void){
   CHECK( ring_node_points(&cfg, RING_MAX_WEIGHT)==(int64_t)1e14 );
 
   /* modn has no points, but still checks the weight. */
-  cfg.algo = ring_algorithm_from_name("modn");
+  options_set_algorithm(&cfg, ring_algorithm_from_name("modn"));
   CHECK( ring_node_points(&cfg, 1.0)==0 );
   CHECK( ring_node_points(&cfg, -1.0)==-1 );
 }
@@ -335,7 +509,7 @@ static void test_lookup_edges(int bIndex){
 
   /* modn: position mod n, no points needed. */
   uint32_t aSlot[3] = {0, 1, 2};
-  r.config.algo = ring_algorithm_from_name("modn");
+  options_set_algorithm(&r.config, ring_algorithm_from_name("modn"));
   r.n_nodes = 3;
   r.n_units = 3;
   r.unit_owners = aSlot;
@@ -389,7 +563,7 @@ static void test_build(void){
   ring_release(r);
 
   /* modn: weights ignored, shares of 2^64 split as evenly as integers allow. */
-  cfg.algo = ring_algorithm_from_name("modn");
+  options_set_algorithm(&cfg, ring_algorithm_from_name("modn"));
   const char *az3[] = {"c", "b", "a"};
   r = build(&cfg, az3, 3, zErr, sizeof(zErr));
   CHECK( r && r->n_points==0 && r->nodes[0].points==0 );
@@ -494,57 +668,58 @@ static void test_align8(void){
 
 static void test_options(void){
   ring_config cfg;
-  unsigned set = 0;
+  options_given g;
+  memset(&g, 0, sizeof(g));
   char zErr[200];
   ring_config_default(&cfg);
 
-  CHECK( options_set(&cfg, &set, "vnodes", "3", zErr, sizeof(zErr))==0 && cfg.vnodes==3 );
-  CHECK( options_set(&cfg, &set, "HASH", "XXH64", zErr, sizeof(zErr))==0 && cfg.hash==HASH_XXH64 );
-  CHECK( options_set(&cfg, &set, "seed", "18446744073709551615", zErr, sizeof(zErr))==0 );
+  CHECK( options_set(&cfg, &g, "vnodes", "3", zErr, sizeof(zErr))==0 && cfg.vnodes==3 );
+  CHECK( options_set(&cfg, &g, "HASH", "XXH64", zErr, sizeof(zErr))==0 && cfg.hash==HASH_XXH64 );
+  CHECK( options_set(&cfg, &g, "seed", "18446744073709551615", zErr, sizeof(zErr))==0 );
   CHECK( cfg.seed==UINT64_MAX );
-  CHECK( options_set(&cfg, &set, "algorithm", "Ring", zErr, sizeof(zErr))==0 );
-  CHECK( set==(OPTION_ALGORITHM|OPTION_HASH|OPTION_VNODES|OPTION_SEED) );
-  CHECK( options_check(&cfg, set, zErr, sizeof(zErr))==0 );
+  CHECK( options_set(&cfg, &g, "algorithm", "Ring", zErr, sizeof(zErr))==0 );
+  CHECK( g.set==(OPTION_ALGORITHM|OPTION_HASH|OPTION_VNODES|OPTION_SEED) );
+  CHECK( options_check(&cfg, g.set, zErr, sizeof(zErr))==0 );
 
-  CHECK( options_set(&cfg, &set, "vnodes", "4", zErr, sizeof(zErr))==1 );
+  CHECK( options_set(&cfg, &g, "vnodes", "4", zErr, sizeof(zErr))==1 );
   CHECK( has(zErr, "vnodes is given more than once") );
-  CHECK( options_set(&cfg, &set, "color", "red", zErr, sizeof(zErr))==1 );
+  CHECK( options_set(&cfg, &g, "color", "red", zErr, sizeof(zErr))==1 );
   CHECK( has(zErr, "unknown option 'color'; accepted: algorithm, hash, vnodes, seed") );
 
   /* Bad values name the option and say what is accepted. */
   static const char *azBadVnodes[] = {"0", "100001", "-1", "1.5", "abc", "", " 3", "3x",
                                       "99999999999999999999999"};
   for(size_t i=0; i<sizeof(azBadVnodes)/sizeof(azBadVnodes[0]); i++){
-    set = 0;
-    CHECK( options_set(&cfg, &set, "vnodes", azBadVnodes[i], zErr, sizeof(zErr))==1 );
+    memset(&g, 0, sizeof(g));
+    CHECK( options_set(&cfg, &g, "vnodes", azBadVnodes[i], zErr, sizeof(zErr))==1 );
     CHECK( has(zErr, "vnodes:") && has(zErr, "from 1 to 100000") );
   }
-  set = 0;
-  CHECK( options_set(&cfg, &set, "vnodes", "100000", zErr, sizeof(zErr))==0 && cfg.vnodes==100000 );
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "vnodes", "100000", zErr, sizeof(zErr))==0 && cfg.vnodes==100000 );
   static const char *azBadSeed[] = {"-1", "18446744073709551616", "99999999999999999999",
                                     "1e3", "0x10", ""};
   for(size_t i=0; i<sizeof(azBadSeed)/sizeof(azBadSeed[0]); i++){
-    set = 0;
-    CHECK( options_set(&cfg, &set, "seed", azBadSeed[i], zErr, sizeof(zErr))==1 );
+    memset(&g, 0, sizeof(g));
+    CHECK( options_set(&cfg, &g, "seed", azBadSeed[i], zErr, sizeof(zErr))==1 );
     CHECK( has(zErr, "seed:") && has(zErr, "18446744073709551615") );
   }
-  set = 0;
-  CHECK( options_set(&cfg, &set, "seed", "0", zErr, sizeof(zErr))==0 && cfg.seed==0 );
-  set = 0;
-  CHECK( options_set(&cfg, &set, "algorithm", "ketamax", zErr, sizeof(zErr))==1 );
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "seed", "0", zErr, sizeof(zErr))==0 && cfg.seed==0 );
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "algorithm", "ketamax", zErr, sizeof(zErr))==1 );
   CHECK( has(zErr, "algorithm: unknown value 'ketamax'; accepted: ring, ketama, "
                    "jump, rendezvous, maglev, modn") );
-  set = 0;
-  CHECK( options_set(&cfg, &set, "hash", "sha1", zErr, sizeof(zErr))==1 );
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "hash", "sha1", zErr, sizeof(zErr))==1 );
   CHECK( has(zErr, "hash: unknown value 'sha1'; accepted: xxh3, xxh64, md5, ") );
 
   /* vnodes does not apply to modn; modn alone is fine. */
   ring_config_default(&cfg);
-  set = 0;
-  CHECK( options_set(&cfg, &set, "algorithm", "modn", zErr, sizeof(zErr))==0 );
-  CHECK( options_check(&cfg, set, zErr, sizeof(zErr))==0 );
-  CHECK( options_set(&cfg, &set, "vnodes", "10", zErr, sizeof(zErr))==0 );
-  CHECK( options_check(&cfg, set, zErr, sizeof(zErr))==1 && has(zErr, "vnodes does not apply") );
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "algorithm", "modn", zErr, sizeof(zErr))==0 );
+  CHECK( options_check(&cfg, g.set, zErr, sizeof(zErr))==0 );
+  CHECK( options_set(&cfg, &g, "vnodes", "10", zErr, sizeof(zErr))==0 );
+  CHECK( options_check(&cfg, g.set, zErr, sizeof(zErr))==1 && has(zErr, "vnodes does not apply") );
 
   /* What a ring table stores: every option of format 1, with the seed as
   ** text (it does not fit SQLite's integers). */
@@ -562,6 +737,52 @@ static void test_options(void){
     nStored += bStore;
   }
   CHECK( nStored==5 );
+
+  /* An algorithm's own option may come before algorithm=, is checked by
+  ** its algorithm's declaration, and is refused where it does not apply. */
+  ring_config_default(&cfg);
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "table", "4", zErr, sizeof(zErr))==1 );
+  CHECK( strcmp(zErr, "table: '4' is not a prime from 2 to 16777213 (maglev tables have a prime size, e.g. 65537)")==0 );
+  CHECK( options_set(&cfg, &g, "TABLE", "7", zErr, sizeof(zErr))==0 );
+  CHECK( options_set(&cfg, &g, "table", "11", zErr, sizeof(zErr))==1 && has(zErr, "option table is given more than once") );
+  CHECK( options_set(&cfg, &g, "algorithm", "maglev", zErr, sizeof(zErr))==0 );
+  CHECK( options_finish(&cfg, &g, zErr, sizeof(zErr))==0 );
+  CHECK( strcmp(unit_option_text(&cfg, "table", buf, sizeof(buf)), "7")==0 );
+  CHECK( cfg.hash==HASH_XXH64 );
+  ring_config_default(&cfg);
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "avalanche", "0", zErr, sizeof(zErr))==0 );
+  CHECK( options_finish(&cfg, &g, zErr, sizeof(zErr))==1 );
+  CHECK( strcmp(zErr, "avalanche does not apply to algorithm ring (it is HAProxy's mixing of key hashes; algorithms that take it: haproxy)")==0 );
+  /* ... but a stored one is read and not used (chash once stored table
+  ** for every ring), and rings of other algorithms store table's default. */
+  CHECK( options_load(&cfg, &g, zErr, sizeof(zErr))==0 );
+  CHECK( strcmp(unit_option_text(&cfg, "table", buf, sizeof(buf)), "65537")==0 );
+  CHECK( strcmp(unit_option_text(&cfg, "avalanche", buf, sizeof(buf)), "")==0 );
+  CHECK( options_set(&cfg, &g, "label", "%s", zErr, sizeof(zErr))==1 && has(zErr, "label:") );
+  CHECK( options_set(&cfg, &g, "ties", "Last", zErr, sizeof(zErr))==0 );
+  CHECK( options_set(&cfg, &g, "first", "2", zErr, sizeof(zErr))==1 );
+  CHECK( strcmp(zErr, "first: '2' is not 0 or 1 (the index of a node's first point)")==0 );
+  CHECK( options_finish(&cfg, &g, zErr, sizeof(zErr))==1 && has(zErr, "avalanche does not apply") );
+  options_set_algorithm(&cfg, ring_algorithm_from_name("ring"));
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "ties", "bogus", zErr, sizeof(zErr))==1 );
+  CHECK( strcmp(zErr, "ties: unknown value 'bogus'; accepted: name, first, last")==0 );
+  CHECK( has(options_names(buf, sizeof(buf)), "algorithm, hash, vnodes, seed, hash_tag, label, first, ties, table, avalanche, min_ring, max_ring") );
+  CHECK( strcmp(options_takers("vnodes", buf, sizeof(buf)), "ring, ketama, hashring, dubbo, groupcache")==0 );
+  CHECK( strcmp(options_takers("min_ring", buf, sizeof(buf)), "envoy_ring")==0 );
+
+  /* A seed given as 0 is the default, which hashes without a seed have
+  ** too; any other seed is refused for them. */
+  ring_config_default(&cfg);
+  memset(&g, 0, sizeof(g));
+  CHECK( options_set(&cfg, &g, "hash", "md5", zErr, sizeof(zErr))==0 );
+  CHECK( options_set(&cfg, &g, "seed", "0", zErr, sizeof(zErr))==0 );
+  CHECK( options_finish(&cfg, &g, zErr, sizeof(zErr))==0 );
+  CHECK( options_set(&cfg, &g, "vnodes", "9", zErr, sizeof(zErr))==0 );
+  cfg.seed = 1;
+  CHECK( options_finish(&cfg, &g, zErr, sizeof(zErr))==1 && has(zErr, "seed does not apply to hash md5") );
 }
 
 static void test_split(void){
@@ -713,6 +934,9 @@ static void test_spec(void){
 int main(void){
   test_spec();
   test_hash();
+  test_hash_streams();
+  test_key_steps();
+  test_keys_compare();
   test_labels();
   test_points();
   test_names();

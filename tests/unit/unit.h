@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "unit_options.h"
+
 static int nPass = 0;
 static int nFail = 0;
 

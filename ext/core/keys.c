@@ -1,0 +1,349 @@
+/*
+** keys.c: a ring's key rule (see keys.h): its steps, run on a key in
+** pieces, and the comparison and description of two rules.
+**
+** The steps form a chain of byte sources: source 0 is the key, source i
+** is step i-1 applied to source i-1. Reading a source hands its bytes, in
+** pieces, to a sink; a step that must see all of its input before it
+** writes (the shortening, which needs the length and the MD5 of the
+** whole) reads its source twice, and the hash reads the last source twice
+** (its length first, which murmur, jenkins and hsieh start from). Keys
+** are immutable, so every read gives the same bytes; nothing is copied
+** but into buffers of a fixed size on the stack.
+*/
+#include <stdio.h>
+#include <string.h>
+
+#include <nettle/md5.h>
+
+#include "keys.h"
+
+void ring_keys_init(ring_keys *k, hash_id hash, uint64_t seed){
+  memset(k, 0, sizeof(*k));
+  k->hash = hash;
+  k->seed = hash_has_seed(hash) ? seed : 0;
+}
+
+int ring_keys_add_step(ring_keys *k, ring_key_op op, uint32_t n,
+                       const void *pText, size_t nText){
+  if( k->n_steps>=RING_KEY_MAX_STEPS || nText>RING_KEY_MAX_TEXT ) return 1;
+  ring_key_step *s = &k->steps[k->n_steps++];
+  memset(s, 0, sizeof(*s));
+  s->op = op;
+  s->n = n;
+  if( nText ) memcpy(s->text, pText, nText);
+  return 0;
+}
+
+/* ------------------------------------------------------------- sinks */
+
+typedef struct key_sink key_sink;
+struct key_sink {
+  void (*put)(key_sink *s, const unsigned char *p, size_t n);
+};
+
+/* Hand the bytes of source i (the key after steps 0..i-1) to out. */
+static void source_read(const ring_keys *k, uint32_t i,
+                        const unsigned char *pKey, size_t nKey,
+                        key_sink *out);
+
+/* Counts bytes, and (bMd5) hashes them. */
+typedef struct measure_sink {
+  key_sink base;
+  uint64_t n;
+  int bMd5;
+  struct md5_ctx md5;
+} measure_sink;
+
+static void measure_put(key_sink *s, const unsigned char *p, size_t n){
+  measure_sink *m = (measure_sink *)s;
+  m->n += n;
+  if( m->bMd5 ) md5_update(&m->md5, n, p);
+}
+
+static void measure_start(measure_sink *m, int bMd5){
+  m->base.put = measure_put;
+  m->n = 0;
+  m->bMd5 = bMd5;
+  if( bMd5 ) md5_init(&m->md5);
+}
+
+/* Passes on the first `left` bytes, drops the rest. */
+typedef struct head_sink {
+  key_sink base;
+  key_sink *out;
+  uint64_t left;
+} head_sink;
+
+static void head_put(key_sink *s, const unsigned char *p, size_t n){
+  head_sink *h = (head_sink *)s;
+  if( n>h->left ) n = (size_t)h->left;
+  h->left -= n;
+  if( n ) h->out->put(h->out, p, n);
+}
+
+/* Bytes that go out in chunks of a buffer on the stack. */
+#define CHUNK_BYTES 256
+
+/* RING_KEY_REWRITE: bytes at or below `at_most` become `with`. */
+typedef struct rewrite_sink {
+  key_sink base;
+  key_sink *out;
+  unsigned at_most;
+  unsigned char with;
+} rewrite_sink;
+
+static void rewrite_put(key_sink *s, const unsigned char *p, size_t n){
+  rewrite_sink *w = (rewrite_sink *)s;
+  unsigned char buf[CHUNK_BYTES];
+  while( n>0 ){
+    size_t k = n<sizeof(buf) ? n : sizeof(buf);
+    for(size_t i=0; i<k; i++) buf[i] = p[i]<=w->at_most ? w->with : p[i];
+    w->out->put(w->out, buf, k);
+    p += k;
+    n -= k;
+  }
+}
+
+/* RING_KEY_UTF16: UTF-8 in, code units out. A sequence may be cut
+** between two pieces: its first bytes wait in `part`. */
+typedef struct utf16_sink {
+  key_sink base;
+  key_sink *out;
+  int bBig;                /* big-endian units */
+  unsigned char part[4];
+  unsigned nPart, nNeed;   /* bytes of the sequence in part, and in all */
+  unsigned char buf[CHUNK_BYTES];
+  size_t nBuf;
+} utf16_sink;
+
+static void utf16_unit(utf16_sink *u, uint32_t c){
+  if( u->nBuf+2>sizeof(u->buf) ){
+    u->out->put(u->out, u->buf, u->nBuf);
+    u->nBuf = 0;
+  }
+  u->buf[u->nBuf++] = (unsigned char)(u->bBig ? c>>8 : c);
+  u->buf[u->nBuf++] = (unsigned char)(u->bBig ? c : c>>8);
+}
+
+static void utf16_code_point(utf16_sink *u, uint32_t c){
+  if( c>=0x10000 ){
+    c -= 0x10000;
+    utf16_unit(u, 0xD800 | (c>>10));
+    utf16_unit(u, 0xDC00 | (c & 0x3FF));
+  }else{
+    utf16_unit(u, c);
+  }
+}
+
+/* Bytes in the UTF-8 sequence lead byte b starts (0: b starts none). */
+static unsigned utf8_length(unsigned char b){
+  if( b<0x80 ) return 1;
+  if( b>=0xC2 && b<=0xDF ) return 2;
+  if( b>=0xE0 && b<=0xEF ) return 3;
+  if( b>=0xF0 && b<=0xF4 ) return 4;
+  return 0;
+}
+
+/* The code point of the n-byte sequence z (its continuation bytes
+** checked), or U+FFFD for an overlong form, a surrogate or one above
+** U+10FFFF. */
+static uint32_t utf8_decode(const unsigned char *z, unsigned n){
+  static const uint32_t aMin[5] = { 0, 0, 0x80, 0x800, 0x10000 };
+  uint32_t c = z[0] & (0x7F >> n);
+  for(unsigned i=1; i<n; i++) c = c<<6 | (z[i] & 0x3F);
+  if( c<aMin[n] || (c>=0xD800 && c<=0xDFFF) || c>0x10FFFF ) return 0xFFFD;
+  return c;
+}
+
+/* A byte that starts no sequence, and a sequence cut short by a byte
+** that does not continue it or by the end of the key, are one U+FFFD
+** each (the byte that cut it starts anew). */
+static void utf16_put(key_sink *s, const unsigned char *p, size_t n){
+  utf16_sink *u = (utf16_sink *)s;
+  for(size_t i=0; i<n; i++){
+    unsigned char b = p[i];
+    if( u->nPart>0 ){
+      if( (b & 0xC0)==0x80 ){
+        u->part[u->nPart++] = b;
+        if( u->nPart==u->nNeed ){
+          utf16_code_point(u, utf8_decode(u->part, u->nNeed));
+          u->nPart = 0;
+        }
+        continue;
+      }
+      utf16_code_point(u, 0xFFFD);
+      u->nPart = 0;
+    }
+    u->nNeed = utf8_length(b);
+    if( u->nNeed<=1 ){
+      utf16_code_point(u, u->nNeed ? b : 0xFFFD);
+    }else{
+      u->part[0] = b;
+      u->nPart = 1;
+    }
+  }
+}
+
+static void utf16_finish(utf16_sink *u){
+  if( u->nPart>0 ) utf16_code_point(u, 0xFFFD);
+  u->nPart = 0;
+  if( u->nBuf ) u->out->put(u->out, u->buf, u->nBuf);
+  u->nBuf = 0;
+}
+
+/* -------------------------------------------------------------- steps */
+
+/* Dalli's shortening: the head's length, and the form of the tail. */
+#define SHORTEN_TAIL_BYTES 37     /* ":md5:" and 32 hex digits */
+
+static void shorten_read(const ring_keys *k, uint32_t i,
+                         const unsigned char *pKey, size_t nKey,
+                         key_sink *out){
+  const ring_key_step *st = &k->steps[i-1];
+  measure_sink m;
+  measure_start(&m, 1);
+  source_read(k, i-1, pKey, nKey, &m.base);
+  if( m.n<=st->n ){
+    source_read(k, i-1, pKey, nKey, out);
+    return;
+  }
+  unsigned char d[MD5_DIGEST_SIZE];
+  char zTail[SHORTEN_TAIL_BYTES + 1];
+  md5_digest(&m.md5, sizeof(d), d);
+  memcpy(zTail, ":md5:", 5);
+  for(int j=0; j<MD5_DIGEST_SIZE; j++){
+    snprintf(zTail + 5 + 2*j, 3, "%02x", d[j]);
+  }
+  head_sink h = { { head_put }, out,
+                  st->n>SHORTEN_TAIL_BYTES ? st->n - SHORTEN_TAIL_BYTES : 0 };
+  source_read(k, i-1, pKey, nKey, &h.base);
+  out->put(out, (const unsigned char *)zTail, SHORTEN_TAIL_BYTES);
+}
+
+static void source_read(const ring_keys *k, uint32_t i,
+                        const unsigned char *pKey, size_t nKey,
+                        key_sink *out){
+  if( i==0 ){
+    out->put(out, pKey, nKey);
+    return;
+  }
+  const ring_key_step *st = &k->steps[i-1];
+  switch( st->op ){
+    case RING_KEY_PREFIX:
+      out->put(out, st->text, st->n);
+      source_read(k, i-1, pKey, nKey, out);
+      break;
+    case RING_KEY_SHORTEN:
+      shorten_read(k, i, pKey, nKey, out);
+      break;
+    case RING_KEY_REWRITE: {
+      rewrite_sink w = { { rewrite_put }, out, st->n, st->text[0] };
+      source_read(k, i-1, pKey, nKey, &w.base);
+      break;
+    }
+    case RING_KEY_UTF16: {
+      utf16_sink u;
+      memset(&u, 0, sizeof(u));
+      u.base.put = utf16_put;
+      u.out = out;
+      u.bBig = st->n!=0;
+      source_read(k, i-1, pKey, nKey, &u.base);
+      utf16_finish(&u);
+      break;
+    }
+  }
+}
+
+/* Feeds a hash stream. */
+typedef struct stream_sink {
+  key_sink base;
+  hash_stream stream;
+} stream_sink;
+
+static void stream_put(key_sink *s, const unsigned char *p, size_t n){
+  hash_stream_add(&((stream_sink *)s)->stream, p, n);
+}
+
+uint64_t ring_keys_hash_steps(const ring_keys *k, const void *p, size_t n){
+  measure_sink m;
+  measure_start(&m, 0);
+  source_read(k, k->n_steps, p, n, &m.base);
+  stream_sink s;
+  s.base.put = stream_put;
+  hash_stream_start(&s.stream, k->hash, k->seed, m.n);
+  source_read(k, k->n_steps, p, n, &s.base);
+  return hash_stream_end(&s.stream);
+}
+
+/* --------------------------------------------------------- comparing */
+
+int ring_keys_steps_differ(const ring_keys *a, const ring_keys *b){
+  return memcmp(a->steps, b->steps, a->n_steps*sizeof(a->steps[0]))!=0;
+}
+
+/* "xxh3 seed 0", "md5": a hash as messages name it. */
+static void hash_text(const ring_keys *k, char *z, size_t n){
+  if( hash_has_seed(k->hash) ){
+    snprintf(z, n, "%s seed %llu", hash_name(k->hash),
+             (unsigned long long)k->seed);
+  }else{
+    snprintf(z, n, "%s", hash_name(k->hash));
+  }
+}
+
+/* "hash_tag '{}'", or "no hash_tag". */
+static void tag_text(const ring_keys *k, char *z, size_t n){
+  if( k->tag[0] ) snprintf(z, n, "hash_tag '%s'", k->tag);
+  else snprintf(z, n, "no hash_tag");
+}
+
+/* "prefix 'ns:', shorten 250", or "no steps". */
+static void steps_text(const ring_keys *k, char *z, size_t n){
+  static const char *const azOp[] = {
+    [RING_KEY_PREFIX] = "prefix", [RING_KEY_SHORTEN] = "shorten",
+    [RING_KEY_REWRITE] = "rewrite", [RING_KEY_UTF16] = "utf16",
+  };
+  size_t used = 0;
+  z[0] = 0;
+  if( k->n_steps==0 ) snprintf(z, n, "no key steps");
+  for(uint32_t i=0; i<k->n_steps && used<n; i++){
+    const ring_key_step *s = &k->steps[i];
+    int w = s->op==RING_KEY_PREFIX
+      ? snprintf(z+used, n-used, "%s%s '%.*s'", i ? ", " : "", azOp[s->op],
+                 (int)s->n, (const char *)s->text)
+      : snprintf(z+used, n-used, "%s%s %u", i ? ", " : "", azOp[s->op],
+                 s->n);
+    if( w<0 ) break;
+    used += (size_t)w;
+  }
+}
+
+const char *ring_keys_differ(const ring_keys *a, const ring_keys *b,
+                             char *zOut, size_t nOut){
+  char zA[200], zB[200];
+  zOut[0] = 0;
+  if( a->hash!=b->hash || a->seed!=b->seed ){
+    hash_text(a, zA, sizeof(zA));
+    hash_text(b, zB, sizeof(zB));
+  }else if( a->finish!=b->finish ){
+    snprintf(zOut, nOut, "algorithm %s and algorithm %s hash keys "
+             "differently", a->finish_by, b->finish_by);
+    return zOut;
+  }else if( a->tag[0]!=b->tag[0] || a->tag[1]!=b->tag[1] ){
+    tag_text(a, zA, sizeof(zA));
+    tag_text(b, zB, sizeof(zB));
+  }else if( a->n_steps!=b->n_steps || ring_keys_steps_differ(a, b) ){
+    steps_text(a, zA, sizeof(zA));
+    steps_text(b, zB, sizeof(zB));
+  }else if( a->finish_arg!=b->finish_arg ){
+    snprintf(zA, sizeof(zA), "%s %llu", a->finish_option,
+             (unsigned long long)a->finish_arg);
+    snprintf(zB, sizeof(zB), "%s %llu", b->finish_option,
+             (unsigned long long)b->finish_arg);
+  }else{
+    return zOut;
+  }
+  snprintf(zOut, nOut, "the rings hash keys differently (%s, %s)", zA, zB);
+  return zOut;
+}

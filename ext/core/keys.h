@@ -1,0 +1,115 @@
+/*
+** keys.h: a ring's key rule, the one place that says which bytes of a key
+** are hashed and how, to give the key's position. Pure C, no SQLite calls.
+**
+** A ring's rule (r->keys) is made when the ring is built, from its
+** options and the algorithm's key_rule hook (algo.h). A key's position is
+**
+**   1. the part the hash tag picks (hash_tag_part), when tag is set;
+**   2. the steps, in order: each rewrites the bytes the one before gave
+**      (a prefix such as a namespace, Dalli's shortening of long keys, a
+**      rewrite of control bytes as PHP's memcache does, UTF-16 code units
+**      as Java strings hold them);
+**   3. the hash (with its seed, for the hashes that take one);
+**   4. the algorithm's finish of the hash value, when it has one
+**      (HAProxy's avalanche, Redis Cluster's slot).
+**
+** ring_keys_place does it with no allocation, so the per-row path has no
+** failure to report: with steps, the key goes through them in pieces
+** (bounded buffers on the stack) into a hash stream (hash.h).
+** ring_keys_same says whether two rules put every key at the same
+** position (ch_moved then hashes a key once; ch_diff can compare
+** positions only then), and ring_keys_differ says how they differ.
+*/
+#ifndef CHASH_KEYS_H
+#define CHASH_KEYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hash.h"
+
+#define RING_KEY_MAX_STEPS 4       /* steps in one rule */
+#define RING_KEY_MAX_TEXT  64      /* bytes of a step's text */
+
+typedef enum ring_key_op {
+  RING_KEY_PREFIX = 1,     /* text[0..n) before the key */
+  RING_KEY_SHORTEN,        /* Dalli's: a key longer than n bytes becomes
+                           ** its first n-37 bytes, ":md5:" and the MD5 of
+                           ** the whole key in 32 lower-case hex digits */
+  RING_KEY_REWRITE,        /* every byte at or below n becomes text[0]
+                           ** (PHP memcache: n = ' ', text "_") */
+  RING_KEY_UTF16           /* the UTF-8 key as UTF-16 code units, two
+                           ** bytes each, little-endian (n = 0) or
+                           ** big-endian (n = 1); a byte that does not
+                           ** start a valid sequence is U+FFFD */
+} ring_key_op;
+
+typedef struct ring_key_step {
+  ring_key_op op;
+  uint32_t n;
+  unsigned char text[RING_KEY_MAX_TEXT];   /* zero past what is used */
+} ring_key_step;
+
+typedef struct ring_keys ring_keys;
+struct ring_keys {
+  hash_id hash;
+  uint64_t seed;           /* 0 for hashes without a seed */
+  char tag[3];             /* the hash tag: two characters, or "" */
+  uint32_t n_steps;
+  /* The algorithm's finish of the hash value (NULL: none), the one value
+  ** it reads (finish_arg), and their names for ring_keys_differ: the
+  ** algorithm's (finish_by) and the option's (finish_option, NULL when
+  ** finish reads nothing). */
+  uint64_t (*finish)(const ring_keys *k, uint64_t h);
+  uint64_t finish_arg;
+  const char *finish_by;
+  const char *finish_option;
+  ring_key_step steps[RING_KEY_MAX_STEPS];
+};
+
+/* A rule of hash and seed alone (no tag, steps or finish). */
+void ring_keys_init(ring_keys *k, hash_id hash, uint64_t seed);
+
+/* Append a step; 0, or 1 if the rule has RING_KEY_MAX_STEPS already or
+** the text is longer than RING_KEY_MAX_TEXT. */
+int ring_keys_add_step(ring_keys *k, ring_key_op op, uint32_t n,
+                       const void *pText, size_t nText);
+
+/* The hash of the n bytes at p after k's steps (ring_keys_place's step 2
+** and 3, for a rule with steps). */
+uint64_t ring_keys_hash_steps(const ring_keys *k, const void *p, size_t n);
+
+/* The position of a key's n bytes at p under k. Inline: it runs per row. */
+static inline uint64_t ring_keys_place(const ring_keys *k, const void *p,
+                                       size_t n){
+  if( k->tag[0] ) p = hash_tag_part(k->tag, p, n, &n);
+  uint64_t h = k->n_steps ? ring_keys_hash_steps(k, p, n)
+                          : hash_bytes(k->hash, k->seed, p, n);
+  return k->finish ? k->finish(k, h) : h;
+}
+
+/* Do the steps of a and b (of equal counts) differ? */
+int ring_keys_steps_differ(const ring_keys *a, const ring_keys *b);
+
+/* Do a and b put every key at the same position? Inline: ch_moved asks
+** once per row. */
+static inline int ring_keys_same(const ring_keys *a, const ring_keys *b){
+  return a->hash==b->hash && a->seed==b->seed
+      && a->finish==b->finish && a->finish_arg==b->finish_arg
+      && a->tag[0]==b->tag[0] && a->tag[1]==b->tag[1]
+      && a->n_steps==b->n_steps
+      && (a->n_steps==0 || !ring_keys_steps_differ(a, b));
+}
+
+/*
+** How a and b differ, as a clause for messages, into zOut (nOut bytes):
+** "the rings hash keys differently (md5, xxh3 seed 0)", or "algorithm
+** haproxy and algorithm ring hash keys differently"; "" if they are the
+** same. The first difference of: hash and seed, finish, hash tag, steps,
+** the value finish reads. Returns zOut.
+*/
+const char *ring_keys_differ(const ring_keys *a, const ring_keys *b,
+                             char *zOut, size_t nOut);
+
+#endif
