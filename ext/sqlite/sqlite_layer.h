@@ -117,6 +117,9 @@ void node_list_free(node_list *p);
 /* A ring table's shadow tables and the statements that write them. */
 typedef struct ring_store ring_store;
 
+/* The connection's part in transactions (txn.c). */
+typedef struct chash_txn chash_txn;
+
 /* Create the shadow tables of a new ring table. */
 int store_create(sqlite3 *db, const char *zSchema, const char *zName,
                  const ring_config *cfg, char **pzErr);
@@ -195,6 +198,7 @@ int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
 
 /* The write side, used by the virtual table's xUpdate. */
 int store_open(sqlite3 *db, const char *zSchema, const char *zName,
+               chash_txn *txn,
                ring_store **ppStore, char **pzErr);
 void store_close(ring_store *st);
 const store_info *store_info_of(ring_store *st);
@@ -221,8 +225,9 @@ int store_change(ring_store *st, int64_t id, const char *zNode, int nNode,
 #define STORE_SCAN_ID    2
 int store_scan(ring_store *st, int eBy, sqlite3_value *pArg,
                sqlite3_stmt **ppStmt);
-/* At commit: the pending changes become the next version. */
-int store_commit_epoch(ring_store *st);
+/* At commit: the pending changes, if there are any, become the next
+** version (*pFrom: the epoch raised from, or -1 if nothing was pending). */
+int store_commit_epoch(ring_store *st, int64_t *pFrom);
 /* The error message of the last failing store call (or NULL). */
 const char *store_errmsg(ring_store *st);
 
@@ -235,6 +240,9 @@ const char *store_errmsg(ring_store *st);
 */
 int catalog_find_ring(sqlite3 *db, const char *zSchema, const char *zName,
                       char **pzName);
+
+/* Does the CREATE statement zSql create a chash virtual table? */
+int catalog_is_ring_sql(const char *zSql);
 
 /* The connection's schemas in SQLite's search order: temp, main, attached.
 ** Free the list with catalog_free_schemas. */
@@ -319,6 +327,8 @@ typedef struct chash_conn chash_conn;
 
 chash_conn *conn_new(sqlite3 *db);
 void conn_free(void *pConn);
+/* Drop every ring the connection's caches hold. */
+void conn_forget_rings(chash_conn *conn);
 
 /*
 ** Whether the connection may keep prepared statements between SQL
@@ -448,6 +458,8 @@ int tvf_register(sqlite3 *db, chash_conn *conn);
 
 /* ----------------------------------------------------------------- vtab.c */
 
+/* Registers the chash module, which owns conn from then on (also on
+** failure), and the sentinel of txn.c. */
 int vtab_register(sqlite3 *db, chash_conn *conn);
 
 /* INSERT INTO t(t) VALUES (spec): make ring table zName's nodes those of
@@ -457,5 +469,28 @@ int vtab_pool_load(chash_conn *conn, const char *zName, ring_store *st,
 
 /* ch_config and ch_export (config_funcs.c). */
 int config_funcs_register(sqlite3 *db, chash_conn *conn);
+
+/* ------------------------------------------------------------------ txn.c */
+
+/* The state of the connection's transaction; txn_free frees conn too. */
+chash_txn *txn_new(chash_conn *conn);
+void txn_free(void *pTxn);
+chash_conn *txn_conn(chash_txn *txn);
+/* Register the sentinel table chash_txn. */
+int txn_register(sqlite3 *db, chash_txn *txn);
+
+/* Before a change to the ring zSchema.zName (creation tag created): a raise
+** of its epoch by a failed COMMIT of this transaction is taken back. */
+int txn_before_change(chash_txn *txn, sqlite3 *db, const char *zSchema,
+                      const char *zName, int64_t created);
+/* A ring was created, renamed or dropped: the next xSync looks again. */
+void txn_changed(chash_txn *txn);
+/* A table that is dropped inside a transaction enlists the sentinel. */
+void txn_enlist(chash_txn *txn, sqlite3 *db);
+/* xSync: commit every ring with pending changes; the error goes on pVtab. */
+int txn_vtab_sync(chash_txn *txn, sqlite3 *db, sqlite3_vtab *pVtab);
+/* xRollbackTo; xCommit (bCommitted) and xRollback. */
+void txn_rolled_back(chash_txn *txn);
+void txn_end(chash_txn *txn, int bCommitted);
 
 #endif

@@ -36,6 +36,7 @@ typedef struct chash_vtab {
   sqlite3_vtab base;       /* base class, must be first */
   sqlite3 *db;
   chash_conn *conn;        /* the connection's ring caches */
+  chash_txn *txn;          /* the connection's transaction (txn.c) */
   char *zSchema;           /* schema holding the table */
   char *zName;             /* the table's name */
   ring_store *store;       /* its shadow tables; NULL if they are corrupt */
@@ -160,14 +161,15 @@ static int chash_init(sqlite3 *db, void *pAux, int argc,
   if( p==NULL ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->db = db;
-  p->conn = pAux;
+  p->txn = pAux;
+  p->conn = txn_conn(p->txn);
   p->zSchema = sqlite3_mprintf("%s", zSchema);
   p->zName = sqlite3_mprintf("%s", zName);
   if( p->zSchema==NULL || p->zName==NULL ){
     vtab_free(p);
     return SQLITE_NOMEM;
   }
-  rc = store_open(db, zSchema, zName, &p->store, pzErr);
+  rc = store_open(db, zSchema, zName, p->txn, &p->store, pzErr);
   if( rc==SQLITE_CORRUPT_VTAB && !bCreate ){
     /* Connect all the same, so that DROP TABLE can remove a damaged ring;
     ** everything else reports the damage (store_ok). */
@@ -218,6 +220,10 @@ static int chash_disconnect(sqlite3_vtab *pVtab){
 static int chash_destroy(sqlite3_vtab *pVtab){
   chash_vtab *p = (chash_vtab *)pVtab;
   if( p->store ) store_reset_statements(p->store);
+  /* SQLite forgets this table's part in the transaction: should ROLLBACK
+  ** TO bring the ring back, the sentinel commits it (txn.c). */
+  txn_enlist(p->txn, p->db);
+  txn_changed(p->txn);
   int rc = store_drop(p->db, p->zSchema, p->zName);
   if( rc==SQLITE_OK ) vtab_free(p);
   return rc;
@@ -542,14 +548,29 @@ static int chash_begin(sqlite3_vtab *pVtab){
   return SQLITE_OK;
 }
 
-/* At commit: this transaction's changes become the next version. Done in
-** xSync because errors from xCommit are ignored. */
+/* At commit: the transaction's changes become the next version of each
+** ring they changed: of every ring, whatever this table is called now or
+** whether it still exists (txn.c says why). Done in xSync because errors
+** from xCommit are ignored. */
 static int chash_sync(sqlite3_vtab *pVtab){
   chash_vtab *p = (chash_vtab *)pVtab;
-  int rc = store_ok(p);
-  if( rc!=SQLITE_OK ) return rc;
-  rc = store_commit_epoch(p->store);
-  return rc==SQLITE_OK ? rc : vtab_result(p, store_error(p, rc));
+  return txn_vtab_sync(p->txn, p->db, pVtab);
+}
+
+static int chash_commit(sqlite3_vtab *pVtab){
+  txn_end(((chash_vtab *)pVtab)->txn, 1);
+  return SQLITE_OK;
+}
+
+static int chash_rollback(sqlite3_vtab *pVtab){
+  txn_end(((chash_vtab *)pVtab)->txn, 0);
+  return SQLITE_OK;
+}
+
+static int chash_rollback_to(sqlite3_vtab *pVtab, int iSavepoint){
+  (void)iSavepoint;
+  txn_rolled_back(((chash_vtab *)pVtab)->txn);
+  return SQLITE_OK;
 }
 
 static int chash_rename(sqlite3_vtab *pVtab, const char *zNew){
@@ -558,10 +579,13 @@ static int chash_rename(sqlite3_vtab *pVtab, const char *zNew){
   char *zName = sqlite3_mprintf("%s", zNew);
   if( zName==NULL ) return SQLITE_NOMEM;
   store_reset_statements(p->store);
+  txn_changed(p->txn);
   int rc = store_rename(p->db, p->zSchema, p->zName, zNew);
   ring_store *pNew = NULL;
   char *zErr = NULL;
-  if( rc==SQLITE_OK ) rc = store_open(p->db, p->zSchema, zNew, &pNew, &zErr);
+  if( rc==SQLITE_OK ){
+    rc = store_open(p->db, p->zSchema, zNew, p->txn, &pNew, &zErr);
+  }
   if( rc!=SQLITE_OK ){
     vtab_error(p, "%s: cannot rename: %s", p->zName,
                zErr ? zErr : sqlite3_errmsg(p->db));
@@ -604,9 +628,9 @@ static int chash_integrity(sqlite3_vtab *pVtab, const char *zSchema,
   chash_create, chash_connect, chash_best_index, chash_disconnect, \
   chash_destroy, chash_open, chash_close, chash_filter, chash_next, \
   chash_eof, chash_column, chash_rowid, chash_update, chash_begin, \
-  chash_sync, NULL /* xCommit */, NULL /* xRollback */, \
-  NULL /* xFindFunction */, chash_rename, NULL /* xSavepoint */, \
-  NULL /* xRelease */, NULL /* xRollbackTo */, chash_shadow_name
+  chash_sync, chash_commit, chash_rollback, NULL /* xFindFunction */, \
+  chash_rename, NULL /* xSavepoint */, NULL /* xRelease */, \
+  chash_rollback_to, chash_shadow_name
 
 /* For SQLite before 3.44, which knows the module up to version 3. */
 static const sqlite3_module chash_module_v3 = { 3, CHASH_MODULE_METHODS };
@@ -631,9 +655,16 @@ static const struct {
 #endif
 
 int vtab_register(sqlite3 *db, chash_conn *conn){
+  chash_txn *txn = txn_new(conn);
+  if( txn==NULL ){
+    conn_free(conn);
+    return SQLITE_NOMEM;
+  }
   /* An SQLite before 3.44 does not read version 4's member: give it the
   ** module it knows. */
   const sqlite3_module *pModule = sqlite3_libversion_number()>=3044000
                                 ? CHASH_MODULE_V4 : &chash_module_v3;
-  return sqlite3_create_module_v2(db, "chash", pModule, conn, conn_free);
+  int rc = sqlite3_create_module_v2(db, "chash", pModule, txn, txn_free);
+  if( rc==SQLITE_OK ) rc = txn_register(db, txn);
+  return rc;
 }
