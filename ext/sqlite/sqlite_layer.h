@@ -226,8 +226,13 @@ int store_change(ring_store *st, int64_t id, const char *zNode, int nNode,
 int store_scan(ring_store *st, int eBy, sqlite3_value *pArg,
                sqlite3_stmt **ppStmt);
 /* At commit: the pending changes, if there are any, become the next
-** version (*pFrom: the epoch raised from, or -1 if nothing was pending). */
+** version (*pFrom: the epoch raised from, or -1 if nothing was pending).
+** SQLITE_NOTFOUND if the store's name no longer holds the ring it was
+** opened on (dropped, renamed, or another ring), or cannot be read. */
 int store_commit_epoch(ring_store *st, int64_t *pFrom);
+/* The schema and name a store was opened with. */
+const char *store_schema(ring_store *st);
+const char *store_name(ring_store *st);
 /* The error message of the last failing store call (or NULL). */
 const char *store_errmsg(ring_store *st);
 
@@ -479,16 +484,24 @@ chash_conn *txn_conn(chash_txn *txn);
 /* Register the sentinel table chash_txn. */
 int txn_register(sqlite3 *db, chash_txn *txn);
 
-/* Before a change to the ring zSchema.zName (creation tag created): a raise
-** of its epoch by a failed COMMIT of this transaction is taken back. */
+/* Before a change to the ring zSchema.zName (creation tag created): the
+** ring is noted for the commit, and a raise of its epoch by a failed COMMIT
+** of this transaction is taken back. */
 int txn_before_change(chash_txn *txn, sqlite3 *db, const char *zSchema,
                       const char *zName, int64_t created);
-/* A ring was created, renamed or dropped: the next xSync looks again. */
+/* Ring zOld of zSchema is being renamed to zNew: the commit looks under
+** both names. */
+int txn_renamed(chash_txn *txn, const char *zSchema, const char *zOld,
+                const char *zNew);
+/* A ring was dropped: the next xSync looks again. */
 void txn_changed(chash_txn *txn);
 /* A table that is dropped inside a transaction enlists the sentinel. */
 void txn_enlist(chash_txn *txn, sqlite3 *db);
-/* xSync: commit every ring with pending changes; the error goes on pVtab. */
-int txn_vtab_sync(chash_txn *txn, sqlite3 *db, sqlite3_vtab *pVtab);
+/* xSync: commit every ring with pending changes; the error goes on pVtab.
+** pStore (or NULL): the calling table's store, used for its own ring while
+** that is still under its name (its statements are prepared). */
+int txn_vtab_sync(chash_txn *txn, sqlite3 *db, sqlite3_vtab *pVtab,
+                  ring_store *pStore);
 /* xRollbackTo; xCommit (bCommitted) and xRollback. */
 void txn_rolled_back(chash_txn *txn);
 void txn_end(chash_txn *txn, int bCommitted);

@@ -22,7 +22,7 @@ enum {
   STMT_UPDATE_NODE,
   STMT_HISTORY,            /* log one change */
   STMT_BUMP,               /* points += ?1, nextid += ?2, stamp = ?3 */
-  STMT_PENDING,            /* the committed epoch, if changes are pending */
+  STMT_PENDING,            /* created, committed epoch, last logged epoch */
   STMT_COMMIT_EPOCH,       /* pending changes become the next version */
   STMT_LAST_NODE,          /* id, node of the last node; count of nodes */
   STMT_CHANGES,            /* the history, newest change first */
@@ -46,9 +46,10 @@ static const char *const azStmtSql[STMT_COUNT] = {
   [STMT_BUMP] = "UPDATE \"%w\".\"%w_config\" SET value = CASE key"
                 " WHEN 'points' THEN value+?1 WHEN 'nextid' THEN value+?2"
                 " ELSE ?3 END WHERE key IN ('points', 'nextid', 'stamp')",
-  [STMT_PENDING] = "SELECT value FROM \"%w\".\"%w_config\" WHERE key='epoch'"
-                   " AND value<(SELECT epoch FROM \"%w\".\"%w_history\""
-                   " ORDER BY seq DESC LIMIT 1)",
+  [STMT_PENDING] = "SELECT (SELECT value FROM \"%w\".\"%w_config\""
+                   " WHERE key='created'), (SELECT value FROM"
+                   " \"%w\".\"%w_config\" WHERE key='epoch'), (SELECT epoch"
+                   " FROM \"%w\".\"%w_history\" ORDER BY seq DESC LIMIT 1)",
   [STMT_COMMIT_EPOCH] = "UPDATE \"%w\".\"%w_config\" SET value=value+1"
                         " WHERE key='epoch'",
   [STMT_LAST_NODE] = "SELECT id, node, (SELECT count(*) FROM \"%w\".\"%w_nodes\")"
@@ -118,6 +119,14 @@ const store_info *store_info_of(ring_store *st){
 
 const char *store_errmsg(ring_store *st){
   return st->zErr;
+}
+
+const char *store_schema(ring_store *st){
+  return st->zSchema;
+}
+
+const char *store_name(ring_store *st){
+  return st->zName;
 }
 
 static int store_fail(ring_store *st, int rc, const char *zFmt, ...){
@@ -634,13 +643,26 @@ static int check_commit(ring_store *st){
 int store_commit_epoch(ring_store *st, int64_t *pFrom){
   sqlite3_stmt *pStmt = NULL;
   *pFrom = -1;
+  /* The table may have been dropped or renamed since the store was opened,
+  ** and another ring may have its name: then it is not this store's. */
   int rc = store_stmt(st, STMT_PENDING, &pStmt);
+  if( rc==SQLITE_CORRUPT_VTAB ) return SQLITE_NOTFOUND;
   if( rc!=SQLITE_OK ) return rc;
-  rc = store_step(st, pStmt);
-  if( rc==SQLITE_DONE ) return SQLITE_OK;      /* nothing pending */
-  if( rc!=SQLITE_ROW ) return rc;
-  int64_t from = sqlite3_column_int64(pStmt, 0);
+  rc = sqlite3_step(pStmt);
+  if( rc!=SQLITE_ROW ){
+    sqlite3_reset(pStmt);
+    if( rc==SQLITE_ERROR || rc==SQLITE_SCHEMA ) return SQLITE_NOTFOUND;
+    return store_fail(st, sqlite3_errcode(st->db), "%s: %s", st->zName,
+                      sqlite3_errmsg(st->db));
+  }
+  int bMine = sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER
+           && sqlite3_column_int64(pStmt, 0)==st->info.created;
+  int64_t from = sqlite3_column_int64(pStmt, 1);
+  int bPending = sqlite3_column_type(pStmt, 2)==SQLITE_INTEGER
+              && from<sqlite3_column_int64(pStmt, 2);
   sqlite3_reset(pStmt);
+  if( !bMine ) return SQLITE_NOTFOUND;
+  if( !bPending ) return SQLITE_OK;
   rc = check_commit(st);
   if( rc==SQLITE_OK ) rc = store_stmt(st, STMT_COMMIT_EPOCH, &pStmt);
   if( rc==SQLITE_OK ) rc = store_step(st, pStmt);

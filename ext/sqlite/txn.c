@@ -8,43 +8,114 @@
 ** DDL undone by ROLLBACK TO: after a rename, a drop or a CREATE is rolled
 ** back, the entry may name a table that no longer exists, another ring,
 ** or (after DROP TABLE, whose entry SQLite takes out) nothing at all.
-** So the commit does not trust names. The rules:
+** So the commit does not trust the table it is called on. The rules:
 **
-**   1. Every xSync of a ring table, and of the sentinel below, commits
-**      every ring of the connection that has pending changes (history rows
-**      newer than its committed epoch) in a schema this transaction
-**      writes: each becomes exactly one version. A ring that is gone has
-**      nothing to commit. The first xSync of a commit does the work, the
-**      others find nothing left.
-**   2. The sentinel, the eponymous table chash_txn, joins a transaction
+**   1. The connection keeps the names of the rings the transaction
+**      changed: the name at each change, and on a rename the new name
+**      too, never dropping one. Whatever ROLLBACK TO undoes, every ring
+**      with pending changes (history rows newer than its committed epoch)
+**      is under one of those names.
+**   2. Every xSync of a ring table, and of the sentinel below, commits the
+**      rings under those names that have pending changes: each becomes
+**      exactly one version. A name under which there is no ring, or one
+**      without pending changes, has nothing to commit. The first xSync of
+**      a commit does the work; the others find it done.
+**   3. The sentinel, the eponymous table chash_txn, joins a transaction
 **      in which a ring is dropped, so that a ROLLBACK TO that brings the
 **      ring back still finds a table whose xSync commits it.
-**   3. A COMMIT that fails after xSync (SQLITE_BUSY) leaves the raised
+**   4. A COMMIT that fails after xSync (SQLITE_BUSY) leaves the raised
 **      epochs in the open transaction. Before the next change to such a
 **      ring the raise is taken back, so the changes still go into the one
 **      pending version, and the next COMMIT raises it again. A version
 **      looked up while it was raised may be cached as committed: the
 **      connection's caches are cleared when a raise is taken back or
 **      rolled back.
+**
+** xCommit and xRollback of any table in the transaction (every one that
+** wrote, and the sentinel) end it: the lists are emptied.
 */
 #include <string.h>
 
 #include "sqlite_layer.h"
 
-/* A ring whose epoch this transaction's commit raised from epoch `from`. */
-typedef struct txn_raise {
+/* A ring the transaction changed (rule 1), or whose epoch its commit
+** raised from `from` (rule 4). */
+typedef struct txn_ring {
   char *zSchema;
+  char *zName;
   int64_t created;         /* the ring's creation tag: renames keep it */
   int64_t from;
-} txn_raise;
+} txn_ring;
+
+typedef struct txn_ring_list {
+  txn_ring *a;
+  int n, nAlloc;
+} txn_ring_list;
 
 struct chash_txn {
   chash_conn *conn;
   int bSynced;             /* the rings are committed, nothing changed since */
   int bEnlisted;           /* the sentinel is in this transaction */
-  txn_raise *aRaise;
-  int nRaise, nRaiseAlloc;
+  txn_ring_list changed;   /* by name */
+  txn_ring_list raised;    /* by schema and creation tag */
 };
+
+static void ring_list_clear(txn_ring_list *l){
+  for(int i=0; i<l->n; i++){
+    sqlite3_free(l->a[i].zSchema);
+    sqlite3_free(l->a[i].zName);
+  }
+  l->n = 0;
+}
+
+static void ring_list_free(txn_ring_list *l){
+  ring_list_clear(l);
+  sqlite3_free(l->a);
+}
+
+static int ring_list_add(txn_ring_list *l, const char *zSchema,
+                         const char *zName, int64_t created, int64_t from){
+  if( l->n==l->nAlloc ){
+    int nNew = l->nAlloc ? l->nAlloc*2 : 4;
+    txn_ring *aNew = sqlite3_realloc64(l->a, sizeof(*aNew)*nNew);
+    if( aNew==NULL ) return SQLITE_NOMEM;
+    l->a = aNew;
+    l->nAlloc = nNew;
+  }
+  txn_ring *r = &l->a[l->n];
+  r->zSchema = sqlite3_mprintf("%s", zSchema);
+  r->zName = sqlite3_mprintf("%s", zName);
+  r->created = created;
+  r->from = from;
+  if( r->zSchema==NULL || r->zName==NULL ){
+    sqlite3_free(r->zSchema);
+    sqlite3_free(r->zName);
+    return SQLITE_NOMEM;
+  }
+  l->n++;
+  return SQLITE_OK;
+}
+
+static txn_ring *find_changed(chash_txn *txn, const char *zSchema,
+                              const char *zName){
+  for(int i=0; i<txn->changed.n; i++){
+    txn_ring *r = &txn->changed.a[i];
+    if( sqlite3_stricmp(r->zName, zName)==0
+     && sqlite3_stricmp(r->zSchema, zSchema)==0 ) return r;
+  }
+  return NULL;
+}
+
+static txn_ring *find_raised(chash_txn *txn, const char *zSchema,
+                             int64_t created){
+  for(int i=0; i<txn->raised.n; i++){
+    txn_ring *r = &txn->raised.a[i];
+    if( r->created==created && sqlite3_stricmp(r->zSchema, zSchema)==0 ){
+      return r;
+    }
+  }
+  return NULL;
+}
 
 chash_txn *txn_new(chash_conn *conn){
   chash_txn *txn = sqlite3_malloc64(sizeof(*txn));
@@ -59,142 +130,129 @@ chash_conn *txn_conn(chash_txn *txn){
   return txn->conn;
 }
 
-static void txn_forget_raises(chash_txn *txn){
-  for(int i=0; i<txn->nRaise; i++) sqlite3_free(txn->aRaise[i].zSchema);
-  txn->nRaise = 0;
-}
-
 /* The module destructor of the chash module: the connection's context
 ** goes with it. */
 void txn_free(void *pTxn){
   chash_txn *txn = pTxn;
   if( txn==NULL ) return;
-  txn_forget_raises(txn);
-  sqlite3_free(txn->aRaise);
+  ring_list_free(&txn->changed);
+  ring_list_free(&txn->raised);
   conn_free(txn->conn);
   sqlite3_free(txn);
-}
-
-static int txn_note_raise(chash_txn *txn, const char *zSchema,
-                          int64_t created, int64_t from){
-  for(int i=0; i<txn->nRaise; i++){
-    txn_raise *r = &txn->aRaise[i];
-    if( r->created==created && strcmp(r->zSchema, zSchema)==0 ){
-      r->from = from;
-      return SQLITE_OK;
-    }
-  }
-  if( txn->nRaise==txn->nRaiseAlloc ){
-    int nNew = txn->nRaiseAlloc ? txn->nRaiseAlloc*2 : 4;
-    txn_raise *aNew = sqlite3_realloc64(txn->aRaise, sizeof(*aNew)*nNew);
-    if( aNew==NULL ) return SQLITE_NOMEM;
-    txn->aRaise = aNew;
-    txn->nRaiseAlloc = nNew;
-  }
-  char *z = sqlite3_mprintf("%s", zSchema);
-  if( z==NULL ) return SQLITE_NOMEM;
-  txn->aRaise[txn->nRaise].zSchema = z;
-  txn->aRaise[txn->nRaise].created = created;
-  txn->aRaise[txn->nRaise].from = from;
-  txn->nRaise++;
-  return SQLITE_OK;
 }
 
 int txn_before_change(chash_txn *txn, sqlite3 *db, const char *zSchema,
                       const char *zName, int64_t created){
   txn->bSynced = 0;
-  for(int i=0; i<txn->nRaise; i++){
-    const txn_raise *r = &txn->aRaise[i];
-    if( r->created!=created || strcmp(r->zSchema, zSchema)!=0 ) continue;
+  /* Outside an explicit transaction no COMMIT has failed: a raise listed
+  ** is from a transaction whose end no table was left to see. */
+  if( sqlite3_get_autocommit(db) ) ring_list_clear(&txn->raised);
+  const txn_ring *r = find_raised(txn, zSchema, created);
+  if( r ){
     int rc = chash_exec_fmt(db, "UPDATE \"%w\".\"%w_config\" SET value=%lld"
                             " WHERE key='epoch' AND value=%lld", zSchema,
                             zName, (long long)r->from, (long long)r->from+1);
     if( rc!=SQLITE_OK ) return rc;
     if( sqlite3_changes(db)>0 ) conn_forget_rings(txn->conn);
-    return SQLITE_OK;
   }
-  return SQLITE_OK;
+  if( find_changed(txn, zSchema, zName) ) return SQLITE_OK;
+  return ring_list_add(&txn->changed, zSchema, zName, created, -1);
+}
+
+int txn_renamed(chash_txn *txn, const char *zSchema, const char *zOld,
+                const char *zNew){
+  txn->bSynced = 0;
+  const txn_ring *r = find_changed(txn, zSchema, zOld);
+  if( r==NULL || find_changed(txn, zSchema, zNew) ) return SQLITE_OK;
+  return ring_list_add(&txn->changed, zSchema, zNew, r->created, -1);
 }
 
 void txn_changed(chash_txn *txn){
   txn->bSynced = 0;
 }
 
-/* Commit ring zSchema.zName if it has pending changes (rule 1). A table
-** whose shadow tables cannot be read has nothing this transaction wrote
-** through it: writes to a damaged ring are refused. */
+/* Commit the ring of store st if it is still under the store's name and
+** has pending changes (rule 2); SQLITE_NOTFOUND if it is not. */
+static int commit_store(chash_txn *txn, ring_store *st, char **pzErr){
+  int64_t from = -1;
+  int rc = store_commit_epoch(st, &from);
+  if( rc==SQLITE_OK && from>=0 ){
+    const char *zSchema = store_schema(st);
+    int64_t created = store_info_of(st)->created;
+    txn_ring *r = find_raised(txn, zSchema, created);
+    if( r ){
+      r->from = from;
+    }else{
+      rc = ring_list_add(&txn->raised, zSchema, store_name(st), created, from);
+    }
+  }
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && rc!=SQLITE_NOTFOUND
+   && store_errmsg(st) ){
+    *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
+  }
+  return rc;
+}
+
+/* Commit the ring under zSchema.zName, if there is one (rule 2): through
+** pHint if that is a store of this name still holding its ring, else
+** through a store opened for it. A table whose shadow tables cannot be
+** read has nothing this transaction wrote through it: writes to a damaged
+** ring are refused. */
 static int commit_ring(chash_txn *txn, sqlite3 *db, const char *zSchema,
-                       const char *zName, char **pzErr){
+                       const char *zName, ring_store *pHint, char **pzErr){
+  if( pHint && sqlite3_stricmp(store_name(pHint), zName)==0
+   && sqlite3_stricmp(store_schema(pHint), zSchema)==0 ){
+    int rc = commit_store(txn, pHint, pzErr);
+    if( rc!=SQLITE_NOTFOUND ) return rc;
+  }
   ring_store *st = NULL;
   char *zOpenErr = NULL;
   int rc = store_open(db, zSchema, zName, txn, &st, &zOpenErr);
   sqlite3_free(zOpenErr);
   if( rc==SQLITE_CORRUPT_VTAB ) return SQLITE_OK;
   if( rc!=SQLITE_OK ) return rc;
-  int64_t from = -1;
-  rc = store_commit_epoch(st, &from);
-  if( rc==SQLITE_OK && from>=0 ){
-    rc = txn_note_raise(txn, zSchema, store_info_of(st)->created, from);
-  }
-  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && store_errmsg(st) ){
-    *pzErr = sqlite3_mprintf("%s", store_errmsg(st));
-  }
+  rc = commit_store(txn, st, pzErr);
   store_close(st);
-  return rc;
+  return rc==SQLITE_NOTFOUND ? SQLITE_OK : rc;
 }
 
-/* Commit the rings of schema zSchema. */
-static int commit_schema(chash_txn *txn, sqlite3 *db, const char *zSchema,
-                         char **pzErr){
-  sqlite3_stmt *pStmt = NULL;
-  int rc = chash_prepare_fmt(db, &pStmt, 0,
-      "SELECT name, sql FROM \"%w\".sqlite_schema WHERE type='table'"
-      " AND sql LIKE 'CREATE VIRTUAL TABLE%%'", zSchema);
-  while( rc==SQLITE_OK && sqlite3_step(pStmt)==SQLITE_ROW ){
-    const char *zName = (const char *)sqlite3_column_text(pStmt, 0);
-    const char *zSql = (const char *)sqlite3_column_text(pStmt, 1);
-    if( zName==NULL || zSql==NULL ){
-      if( sqlite3_errcode(db)==SQLITE_NOMEM ) rc = SQLITE_NOMEM;
-      continue;
-    }
-    if( catalog_is_ring_sql(zSql) ){
-      rc = commit_ring(txn, db, zSchema, zName, pzErr);
-    }
-  }
-  if( rc==SQLITE_OK ) rc = sqlite3_finalize(pStmt);
-  else sqlite3_finalize(pStmt);
-  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && *pzErr==NULL ){
-    *pzErr = sqlite3_mprintf("cannot commit the rings of %s: %s", zSchema,
-                             sqlite3_errmsg(db));
-  }
-  return rc;
-}
-
-static int txn_sync(chash_txn *txn, sqlite3 *db, char **pzErr){
+static int txn_sync(chash_txn *txn, sqlite3 *db, ring_store *pHint,
+                    char **pzErr){
   *pzErr = NULL;
   if( txn->bSynced ) return SQLITE_OK;
-  char **azSchema = NULL;
-  int nSchema = 0;
-  int rc = catalog_list_schemas(db, &azSchema, &nSchema);
-  for(int i=0; rc==SQLITE_OK && i<nSchema; i++){
-    if( sqlite3_txn_state(db, azSchema[i])!=SQLITE_TXN_WRITE ) continue;
-    rc = commit_schema(txn, db, azSchema[i], pzErr);
+  int rc = SQLITE_OK;
+  for(int i=0; rc==SQLITE_OK && i<txn->changed.n; i++){
+    rc = commit_ring(txn, db, txn->changed.a[i].zSchema,
+                     txn->changed.a[i].zName, pHint, pzErr);
   }
-  catalog_free_schemas(azSchema, nSchema);
   if( rc==SQLITE_OK ) txn->bSynced = 1;
   return rc;
 }
 
 void txn_rolled_back(chash_txn *txn){
   txn->bSynced = 0;
-  if( txn->nRaise>0 ) conn_forget_rings(txn->conn);
+  if( txn->raised.n>0 ) conn_forget_rings(txn->conn);
 }
 
 void txn_end(chash_txn *txn, int bCommitted){
   if( !bCommitted ) txn_rolled_back(txn);
   txn->bSynced = 0;
   txn->bEnlisted = 0;
-  txn_forget_raises(txn);
+  ring_list_clear(&txn->changed);
+  ring_list_clear(&txn->raised);
+}
+
+/* xSync of the sentinel and of every ring table: rule 2, its error on
+** pVtab. */
+int txn_vtab_sync(chash_txn *txn, sqlite3 *db, sqlite3_vtab *pVtab,
+                  ring_store *pStore){
+  char *zErr = NULL;
+  int rc = txn_sync(txn, db, pStore, &zErr);
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && zErr ){
+    rc = chash_vtab_error(pVtab, rc, "%s", zErr);
+  }
+  sqlite3_free(zErr);
+  return rc;
 }
 
 /* ------------------------------------------------------------ sentinel */
@@ -306,21 +364,9 @@ static int sentinel_begin(sqlite3_vtab *pVtab){
   return SQLITE_OK;
 }
 
-/* xSync of the sentinel and of every ring table: rule 1, its error on
-** pVtab. */
-int txn_vtab_sync(chash_txn *txn, sqlite3 *db, sqlite3_vtab *pVtab){
-  char *zErr = NULL;
-  int rc = txn_sync(txn, db, &zErr);
-  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && zErr ){
-    rc = chash_vtab_error(pVtab, rc, "%s", zErr);
-  }
-  sqlite3_free(zErr);
-  return rc;
-}
-
 static int sentinel_sync(sqlite3_vtab *pVtab){
   sentinel_vtab *p = (sentinel_vtab *)pVtab;
-  return txn_vtab_sync(p->txn, p->db, pVtab);
+  return txn_vtab_sync(p->txn, p->db, pVtab, NULL);
 }
 
 static int sentinel_commit(sqlite3_vtab *pVtab){

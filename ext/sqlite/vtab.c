@@ -14,7 +14,10 @@
 ** The table keeps nothing in memory: every change is written through to
 ** the shadow tables (store.c) with ordinary SQL on the same connection, so
 ** ROLLBACK, savepoints and failed statements undo it like any other write.
-** xSync turns a transaction's changes into the ring's next version.
+** xSync turns a transaction's changes into the ring's next version: the
+** changes of every ring, since the table SQLite calls may have another
+** name by then, or none (txn.c holds the rules). xCommit, xRollback and
+** xRollbackTo tell txn.c where the transaction is.
 **
 ** Flags: SQLITE_VTAB_INNOCUOUS (the table reads and writes only its own
 ** shadow tables) and SQLITE_VTAB_CONSTRAINT_SUPPORT (xUpdate checks before it
@@ -554,7 +557,7 @@ static int chash_begin(sqlite3_vtab *pVtab){
 ** from xCommit are ignored. */
 static int chash_sync(sqlite3_vtab *pVtab){
   chash_vtab *p = (chash_vtab *)pVtab;
-  return txn_vtab_sync(p->txn, p->db, pVtab);
+  return txn_vtab_sync(p->txn, p->db, pVtab, p->store);
 }
 
 static int chash_commit(sqlite3_vtab *pVtab){
@@ -579,8 +582,12 @@ static int chash_rename(sqlite3_vtab *pVtab, const char *zNew){
   char *zName = sqlite3_mprintf("%s", zNew);
   if( zName==NULL ) return SQLITE_NOMEM;
   store_reset_statements(p->store);
-  txn_changed(p->txn);
-  int rc = store_rename(p->db, p->zSchema, p->zName, zNew);
+  int rc = txn_renamed(p->txn, p->zSchema, p->zName, zNew);
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(zName);
+    return rc;
+  }
+  rc = store_rename(p->db, p->zSchema, p->zName, zNew);
   ring_store *pNew = NULL;
   char *zErr = NULL;
   if( rc==SQLITE_OK ){
