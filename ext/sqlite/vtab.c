@@ -15,8 +15,8 @@
 ** the shadow tables (store.c) with ordinary SQL on the same connection, so
 ** ROLLBACK, savepoints and failed statements undo it like any other write.
 ** xSync turns a transaction's changes into the ring's next version: the
-** changes of every ring, since the table SQLite calls may have another
-** name by then, or none (txn.c holds the rules). xCommit, xRollback and
+** changes of every ring the transaction changed, since the table SQLite
+** calls may have another name by then, or none (txn.c holds the rules). xCommit, xRollback and
 ** xRollbackTo tell txn.c where the transaction is.
 **
 ** Flags: SQLITE_VTAB_INNOCUOUS (the table reads and writes only its own
