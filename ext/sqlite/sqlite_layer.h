@@ -246,9 +246,6 @@ const char *store_errmsg(ring_store *st);
 int catalog_find_ring(sqlite3 *db, const char *zSchema, const char *zName,
                       char **pzName);
 
-/* Does the CREATE statement zSql create a chash virtual table? */
-int catalog_is_ring_sql(const char *zSql);
-
 /* The connection's schemas in SQLite's search order: temp, main, attached.
 ** Free the list with catalog_free_schemas. */
 int catalog_list_schemas(sqlite3 *db, char ***pazSchema, int *pn);

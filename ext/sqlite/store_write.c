@@ -238,8 +238,9 @@ static int read_counters(ring_store *st, store_counters *c){
   return SQLITE_OK;
 }
 
-/* Counters before a change; a raise of the epoch by a COMMIT of this
-** transaction that failed is taken back first (txn.c, rule 3). */
+/* Counters before a change. The ring is noted for the commit, and a raise
+** of its epoch by a COMMIT of this transaction that failed is taken back
+** first (txn.c, rules 1 and 4). */
 static int begin_change(ring_store *st, store_counters *c){
   int rc = txn_before_change(st->txn, st->db, st->zSchema, st->zName,
                              st->info.created);

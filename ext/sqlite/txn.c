@@ -263,10 +263,6 @@ typedef struct sentinel_vtab {
   chash_txn *txn;
 } sentinel_vtab;
 
-typedef struct sentinel_cursor {
-  sqlite3_vtab_cursor base; /* base class, must be first */
-} sentinel_cursor;
-
 void txn_enlist(chash_txn *txn, sqlite3 *db){
   if( txn->bEnlisted || sqlite3_get_autocommit(db) ) return;
   /* A write to the sentinel makes SQLite call its xBegin. It has no rows,
@@ -309,12 +305,12 @@ static int sentinel_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
   return SQLITE_OK;
 }
 
+/* A cursor over no rows needs no state of its own. */
 static int sentinel_open(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor){
   (void)pVtab;
-  sentinel_cursor *c = sqlite3_malloc64(sizeof(*c));
-  if( c==NULL ) return SQLITE_NOMEM;
-  memset(c, 0, sizeof(*c));
-  *ppCursor = &c->base;
+  *ppCursor = sqlite3_malloc64(sizeof(**ppCursor));
+  if( *ppCursor==NULL ) return SQLITE_NOMEM;
+  memset(*ppCursor, 0, sizeof(**ppCursor));
   return SQLITE_OK;
 }
 

@@ -14,10 +14,10 @@
 ** The table keeps nothing in memory: every change is written through to
 ** the shadow tables (store.c) with ordinary SQL on the same connection, so
 ** ROLLBACK, savepoints and failed statements undo it like any other write.
-** xSync turns a transaction's changes into the ring's next version: the
-** changes of every ring the transaction changed, since the table SQLite
-** calls may have another name by then, or none (txn.c holds the rules). xCommit, xRollback and
-** xRollbackTo tell txn.c where the transaction is.
+** xSync turns a transaction's changes into the ring's next version: those
+** of every ring the transaction changed, since the table SQLite calls may
+** have another name by then, or none (txn.c holds the rules). xCommit,
+** xRollback and xRollbackTo tell txn.c where the transaction is.
 **
 ** Flags: SQLITE_VTAB_INNOCUOUS (the table reads and writes only its own
 ** shadow tables) and SQLITE_VTAB_CONSTRAINT_SUPPORT (xUpdate checks before it
@@ -552,9 +552,9 @@ static int chash_begin(sqlite3_vtab *pVtab){
 }
 
 /* At commit: the transaction's changes become the next version of each
-** ring they changed: of every ring, whatever this table is called now or
-** whether it still exists (txn.c says why). Done in xSync because errors
-** from xCommit are ignored. */
+** ring they changed, whatever this table is called now or whether it
+** still exists (txn.c says why). Done in xSync because errors from xCommit
+** are ignored. */
 static int chash_sync(sqlite3_vtab *pVtab){
   chash_vtab *p = (chash_vtab *)pVtab;
   return txn_vtab_sync(p->txn, p->db, pVtab, p->store);
