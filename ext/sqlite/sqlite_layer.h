@@ -494,13 +494,19 @@ int txn_renamed(chash_txn *txn, const char *zSchema, const char *zOld,
 void txn_changed(chash_txn *txn);
 /* A table that is dropped inside a transaction enlists the sentinel. */
 void txn_enlist(chash_txn *txn, sqlite3 *db);
-/* xSync: commit every ring with pending changes; the error goes on pVtab.
+/* What a ring table and the sentinel start with, for the methods below. */
+typedef struct txn_table {
+  sqlite3_vtab base;       /* base class, must be first */
+  sqlite3 *db;
+  chash_txn *txn;
+} txn_table;
+/* xSync: commit every ring the transaction changed; the error goes on p.
 ** pStore (or NULL): the calling table's store, used for its own ring while
 ** that is still under its name (its statements are prepared). */
-int txn_vtab_sync(chash_txn *txn, sqlite3 *db, sqlite3_vtab *pVtab,
-                  ring_store *pStore);
-/* xRollbackTo; xCommit (bCommitted) and xRollback. */
-void txn_rolled_back(chash_txn *txn);
-void txn_end(chash_txn *txn, int bCommitted);
+int txn_table_sync(txn_table *p, ring_store *pStore);
+/* xCommit, xRollback and xRollbackTo. */
+int txn_table_commit(sqlite3_vtab *pVtab);
+int txn_table_rollback(sqlite3_vtab *pVtab);
+int txn_table_rollback_to(sqlite3_vtab *pVtab, int iSavepoint);
 
 #endif

@@ -229,12 +229,12 @@ static int txn_sync(chash_txn *txn, sqlite3 *db, ring_store *pHint,
   return rc;
 }
 
-void txn_rolled_back(chash_txn *txn){
+static void txn_rolled_back(chash_txn *txn){
   txn->bSynced = 0;
   if( txn->raised.n>0 ) conn_forget_rings(txn->conn);
 }
 
-void txn_end(chash_txn *txn, int bCommitted){
+static void txn_end(chash_txn *txn, int bCommitted){
   if( !bCommitted ) txn_rolled_back(txn);
   txn->bSynced = 0;
   txn->bEnlisted = 0;
@@ -242,26 +242,34 @@ void txn_end(chash_txn *txn, int bCommitted){
   ring_list_clear(&txn->raised);
 }
 
-/* xSync of the sentinel and of every ring table: rule 2, its error on
-** pVtab. */
-int txn_vtab_sync(chash_txn *txn, sqlite3 *db, sqlite3_vtab *pVtab,
-                  ring_store *pStore){
+/* The transaction methods of the ring tables and of the sentinel. */
+int txn_table_sync(txn_table *p, ring_store *pStore){
   char *zErr = NULL;
-  int rc = txn_sync(txn, db, pStore, &zErr);
+  int rc = txn_sync(p->txn, p->db, pStore, &zErr);
   if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && zErr ){
-    rc = chash_vtab_error(pVtab, rc, "%s", zErr);
+    rc = chash_vtab_error(&p->base, rc, "%s", zErr);
   }
   sqlite3_free(zErr);
   return rc;
 }
 
-/* ------------------------------------------------------------ sentinel */
+int txn_table_commit(sqlite3_vtab *pVtab){
+  txn_end(((txn_table *)pVtab)->txn, 1);
+  return SQLITE_OK;
+}
 
-typedef struct sentinel_vtab {
-  sqlite3_vtab base;       /* base class, must be first */
-  sqlite3 *db;
-  chash_txn *txn;
-} sentinel_vtab;
+int txn_table_rollback(sqlite3_vtab *pVtab){
+  txn_end(((txn_table *)pVtab)->txn, 0);
+  return SQLITE_OK;
+}
+
+int txn_table_rollback_to(sqlite3_vtab *pVtab, int iSavepoint){
+  (void)iSavepoint;
+  txn_rolled_back(((txn_table *)pVtab)->txn);
+  return SQLITE_OK;
+}
+
+/* ------------------------------------------------------------ sentinel */
 
 void txn_enlist(chash_txn *txn, sqlite3 *db){
   if( txn->bEnlisted || sqlite3_get_autocommit(db) ) return;
@@ -284,7 +292,7 @@ static int sentinel_connect(sqlite3 *db, void *pAux, int argc,
   int rc = sqlite3_declare_vtab(db, "CREATE TABLE x(unused)");
   if( rc!=SQLITE_OK ) return rc;
   sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  sentinel_vtab *p = sqlite3_malloc64(sizeof(*p));
+  txn_table *p = sqlite3_malloc64(sizeof(*p));
   if( p==NULL ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
   p->db = db;
@@ -356,33 +364,16 @@ static int sentinel_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
 }
 
 static int sentinel_begin(sqlite3_vtab *pVtab){
-  ((sentinel_vtab *)pVtab)->txn->bEnlisted = 1;
+  ((txn_table *)pVtab)->txn->bEnlisted = 1;
   return SQLITE_OK;
 }
 
 static int sentinel_sync(sqlite3_vtab *pVtab){
-  sentinel_vtab *p = (sentinel_vtab *)pVtab;
-  return txn_vtab_sync(p->txn, p->db, pVtab, NULL);
-}
-
-static int sentinel_commit(sqlite3_vtab *pVtab){
-  txn_end(((sentinel_vtab *)pVtab)->txn, 1);
-  return SQLITE_OK;
-}
-
-static int sentinel_rollback(sqlite3_vtab *pVtab){
-  txn_end(((sentinel_vtab *)pVtab)->txn, 0);
-  return SQLITE_OK;
+  return txn_table_sync((txn_table *)pVtab, NULL);
 }
 
 static int sentinel_savepoint(sqlite3_vtab *pVtab, int iSavepoint){
   (void)pVtab; (void)iSavepoint;
-  return SQLITE_OK;
-}
-
-static int sentinel_rollback_to(sqlite3_vtab *pVtab, int iSavepoint){
-  (void)iSavepoint;
-  txn_rolled_back(((sentinel_vtab *)pVtab)->txn);
   return SQLITE_OK;
 }
 
@@ -392,9 +383,9 @@ static const sqlite3_module sentinel_module = {
   sentinel_disconnect, sentinel_disconnect, sentinel_open, sentinel_close,
   sentinel_filter, sentinel_next, sentinel_eof, sentinel_column,
   sentinel_rowid, sentinel_update, sentinel_begin, sentinel_sync,
-  sentinel_commit, sentinel_rollback, NULL /* xFindFunction */,
+  txn_table_commit, txn_table_rollback, NULL /* xFindFunction */,
   NULL /* xRename */, sentinel_savepoint, sentinel_savepoint /* xRelease */,
-  sentinel_rollback_to, NULL /* xShadowName */
+  txn_table_rollback_to, NULL /* xShadowName */
 };
 
 int txn_register(sqlite3 *db, chash_txn *txn){

@@ -36,10 +36,8 @@
 #define COLUMN_POOL    4   /* hidden, named like the table (vtab_pool.c) */
 
 typedef struct chash_vtab {
-  sqlite3_vtab base;       /* base class, must be first */
-  sqlite3 *db;
+  txn_table t;             /* base class and connection, must be first */
   chash_conn *conn;        /* the connection's ring caches */
-  chash_txn *txn;          /* the connection's transaction (txn.c) */
   char *zSchema;           /* schema holding the table */
   char *zName;             /* the table's name */
   ring_store *store;       /* its shadow tables; NULL if they are corrupt */
@@ -56,11 +54,11 @@ typedef struct chash_cursor {
 /* Replace the table's error message (the caller returns the error code;
 ** vtab_result makes it SQLITE_NOMEM if the message could not be made). */
 #define vtab_error(p, ...) \
-  ((void)chash_vtab_error(&(p)->base, SQLITE_ERROR, __VA_ARGS__))
+  ((void)chash_vtab_error(&(p)->t.base, SQLITE_ERROR, __VA_ARGS__))
 
 /* An error whose message could not be built is an out-of-memory error. */
 static int vtab_result(chash_vtab *p, int rc){
-  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && p->base.zErrMsg==NULL ){
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && p->t.base.zErrMsg==NULL ){
     return SQLITE_NOMEM;
   }
   return rc;
@@ -163,16 +161,16 @@ static int chash_init(sqlite3 *db, void *pAux, int argc,
   chash_vtab *p = sqlite3_malloc64(sizeof(*p));
   if( p==NULL ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
-  p->db = db;
-  p->txn = pAux;
-  p->conn = txn_conn(p->txn);
+  p->t.db = db;
+  p->t.txn = pAux;
+  p->conn = txn_conn(p->t.txn);
   p->zSchema = sqlite3_mprintf("%s", zSchema);
   p->zName = sqlite3_mprintf("%s", zName);
   if( p->zSchema==NULL || p->zName==NULL ){
     vtab_free(p);
     return SQLITE_NOMEM;
   }
-  rc = store_open(db, zSchema, zName, p->txn, &p->store, pzErr);
+  rc = store_open(db, zSchema, zName, p->t.txn, &p->store, pzErr);
   if( rc==SQLITE_CORRUPT_VTAB && !bCreate ){
     /* Connect all the same, so that DROP TABLE can remove a damaged ring;
     ** everything else reports the damage (store_ok). */
@@ -184,7 +182,7 @@ static int chash_init(sqlite3 *db, void *pAux, int argc,
     vtab_free(p);
     return rc;
   }
-  *ppVtab = &p->base;
+  *ppVtab = &p->t.base;
   return SQLITE_OK;
 }
 
@@ -225,9 +223,9 @@ static int chash_destroy(sqlite3_vtab *pVtab){
   if( p->store ) store_reset_statements(p->store);
   /* SQLite forgets this table's part in the transaction: should ROLLBACK
   ** TO bring the ring back, the sentinel commits it (txn.c). */
-  txn_enlist(p->txn, p->db);
-  txn_changed(p->txn);
-  int rc = store_drop(p->db, p->zSchema, p->zName);
+  txn_enlist(p->t.txn, p->t.db);
+  txn_changed(p->t.txn);
+  int rc = store_drop(p->t.db, p->zSchema, p->zName);
   if( rc==SQLITE_OK ) vtab_free(p);
   return rc;
 }
@@ -292,7 +290,7 @@ static int chash_next(sqlite3_vtab_cursor *pCursor){
   c->bEof = rc!=SQLITE_ROW;
   if( rc==SQLITE_ROW || rc==SQLITE_DONE ) return SQLITE_OK;
   chash_vtab *p = (chash_vtab *)pCursor->pVtab;
-  vtab_error(p, "%s: %s", p->zName, sqlite3_errmsg(p->db));
+  vtab_error(p, "%s: %s", p->zName, sqlite3_errmsg(p->t.db));
   return rc;
 }
 
@@ -446,7 +444,7 @@ static int readonly_arg(chash_vtab *p, sqlite3_value *v, const char *zCol){
 ** SQLITE_CONSTRAINT (with OR IGNORE, SQLite then skips the row quietly).
 */
 static int name_conflict(chash_vtab *p, int64_t idOther, const char *zNode){
-  if( sqlite3_vtab_on_conflict(p->db)==SQLITE_REPLACE ){
+  if( sqlite3_vtab_on_conflict(p->t.db)==SQLITE_REPLACE ){
     int rc = store_remove(p->store, idOther);
     return rc==SQLITE_OK ? rc : store_error(p, rc);
   }
@@ -516,7 +514,7 @@ static int update_row(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   int bExists = rc==SQLITE_ROW;
 
   if( bInsert ){
-    if( bExists && sqlite3_vtab_on_conflict(p->db)==SQLITE_REPLACE ){
+    if( bExists && sqlite3_vtab_on_conflict(p->t.db)==SQLITE_REPLACE ){
       /* INSERT OR REPLACE of an existing node: it takes the new weight. */
       rc = store_change(p->store, idOther, zNode, nNode, w);
       *pRowid = idOther;
@@ -557,23 +555,7 @@ static int chash_begin(sqlite3_vtab *pVtab){
 ** are ignored. */
 static int chash_sync(sqlite3_vtab *pVtab){
   chash_vtab *p = (chash_vtab *)pVtab;
-  return txn_vtab_sync(p->txn, p->db, pVtab, p->store);
-}
-
-static int chash_commit(sqlite3_vtab *pVtab){
-  txn_end(((chash_vtab *)pVtab)->txn, 1);
-  return SQLITE_OK;
-}
-
-static int chash_rollback(sqlite3_vtab *pVtab){
-  txn_end(((chash_vtab *)pVtab)->txn, 0);
-  return SQLITE_OK;
-}
-
-static int chash_rollback_to(sqlite3_vtab *pVtab, int iSavepoint){
-  (void)iSavepoint;
-  txn_rolled_back(((chash_vtab *)pVtab)->txn);
-  return SQLITE_OK;
+  return txn_table_sync(&p->t, p->store);
 }
 
 static int chash_rename(sqlite3_vtab *pVtab, const char *zNew){
@@ -582,20 +564,20 @@ static int chash_rename(sqlite3_vtab *pVtab, const char *zNew){
   char *zName = sqlite3_mprintf("%s", zNew);
   if( zName==NULL ) return SQLITE_NOMEM;
   store_reset_statements(p->store);
-  int rc = txn_renamed(p->txn, p->zSchema, p->zName, zNew);
+  int rc = txn_renamed(p->t.txn, p->zSchema, p->zName, zNew);
   if( rc!=SQLITE_OK ){
     sqlite3_free(zName);
     return rc;
   }
-  rc = store_rename(p->db, p->zSchema, p->zName, zNew);
+  rc = store_rename(p->t.db, p->zSchema, p->zName, zNew);
   ring_store *pNew = NULL;
   char *zErr = NULL;
   if( rc==SQLITE_OK ){
-    rc = store_open(p->db, p->zSchema, zNew, p->txn, &pNew, &zErr);
+    rc = store_open(p->t.db, p->zSchema, zNew, p->t.txn, &pNew, &zErr);
   }
   if( rc!=SQLITE_OK ){
     vtab_error(p, "%s: cannot rename: %s", p->zName,
-               zErr ? zErr : sqlite3_errmsg(p->db));
+               zErr ? zErr : sqlite3_errmsg(p->t.db));
     sqlite3_free(zErr);
     sqlite3_free(zName);
     return rc;
@@ -621,7 +603,7 @@ static int chash_integrity(sqlite3_vtab *pVtab, const char *zSchema,
                            const char *zTabName, int mFlags, char **pzErr){
   chash_vtab *p = (chash_vtab *)pVtab;
   char *zReport = NULL;
-  int rc = check_ring(p->db, zSchema, zTabName, mFlags & 1, &zReport);
+  int rc = check_ring(p->t.db, zSchema, zTabName, mFlags & 1, &zReport);
   if( rc==SQLITE_OK && zReport ){
     *pzErr = sqlite3_mprintf("In chash ring '%q.%q':\n%z", zSchema, zTabName,
                              zReport);
@@ -635,9 +617,9 @@ static int chash_integrity(sqlite3_vtab *pVtab, const char *zSchema,
   chash_create, chash_connect, chash_best_index, chash_disconnect, \
   chash_destroy, chash_open, chash_close, chash_filter, chash_next, \
   chash_eof, chash_column, chash_rowid, chash_update, chash_begin, \
-  chash_sync, chash_commit, chash_rollback, NULL /* xFindFunction */, \
-  chash_rename, NULL /* xSavepoint */, NULL /* xRelease */, \
-  chash_rollback_to, chash_shadow_name
+  chash_sync, txn_table_commit, txn_table_rollback, \
+  NULL /* xFindFunction */, chash_rename, NULL /* xSavepoint */, \
+  NULL /* xRelease */, txn_table_rollback_to, chash_shadow_name
 
 /* For SQLite before 3.44, which knows the module up to version 3. */
 static const sqlite3_module chash_module_v3 = { 3, CHASH_MODULE_METHODS };
