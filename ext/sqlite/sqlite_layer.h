@@ -504,9 +504,10 @@ typedef struct txn_table {
 ** pStore (or NULL): the calling table's store, used for its own ring while
 ** that is still under its name (its statements are prepared). */
 int txn_table_sync(txn_table *p, ring_store *pStore);
-/* xCommit, xRollback and xRollbackTo. */
+/* xCommit, xRollback, xSavepoint (and xRelease) and xRollbackTo. */
 int txn_table_commit(sqlite3_vtab *pVtab);
 int txn_table_rollback(sqlite3_vtab *pVtab);
+int txn_table_savepoint(sqlite3_vtab *pVtab, int iSavepoint);
 int txn_table_rollback_to(sqlite3_vtab *pVtab, int iSavepoint);
 
 #endif

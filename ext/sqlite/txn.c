@@ -263,6 +263,13 @@ int txn_table_rollback(sqlite3_vtab *pVtab){
   return SQLITE_OK;
 }
 
+/* xSavepoint and xRelease change nothing, but without an xSavepoint SQLite
+** skips xRollbackTo for the savepoints opened before the table joined. */
+int txn_table_savepoint(sqlite3_vtab *pVtab, int iSavepoint){
+  (void)pVtab; (void)iSavepoint;
+  return SQLITE_OK;
+}
+
 int txn_table_rollback_to(sqlite3_vtab *pVtab, int iSavepoint){
   (void)iSavepoint;
   txn_rolled_back(((txn_table *)pVtab)->txn);
@@ -372,11 +379,6 @@ static int sentinel_sync(sqlite3_vtab *pVtab){
   return txn_table_sync((txn_table *)pVtab, NULL);
 }
 
-static int sentinel_savepoint(sqlite3_vtab *pVtab, int iSavepoint){
-  (void)pVtab; (void)iSavepoint;
-  return SQLITE_OK;
-}
-
 static const sqlite3_module sentinel_module = {
   2,
   NULL /* xCreate: eponymous only */, sentinel_connect, sentinel_best_index,
@@ -384,7 +386,7 @@ static const sqlite3_module sentinel_module = {
   sentinel_filter, sentinel_next, sentinel_eof, sentinel_column,
   sentinel_rowid, sentinel_update, sentinel_begin, sentinel_sync,
   txn_table_commit, txn_table_rollback, NULL /* xFindFunction */,
-  NULL /* xRename */, sentinel_savepoint, sentinel_savepoint /* xRelease */,
+  NULL /* xRename */, txn_table_savepoint, txn_table_savepoint /* xRelease */,
   txn_table_rollback_to, NULL /* xShadowName */
 };
 

@@ -618,8 +618,9 @@ static int chash_integrity(sqlite3_vtab *pVtab, const char *zSchema,
   chash_destroy, chash_open, chash_close, chash_filter, chash_next, \
   chash_eof, chash_column, chash_rowid, chash_update, chash_begin, \
   chash_sync, txn_table_commit, txn_table_rollback, \
-  NULL /* xFindFunction */, chash_rename, NULL /* xSavepoint */, \
-  NULL /* xRelease */, txn_table_rollback_to, chash_shadow_name
+  NULL /* xFindFunction */, chash_rename, txn_table_savepoint, \
+  txn_table_savepoint /* xRelease */, txn_table_rollback_to, \
+  chash_shadow_name
 
 /* For SQLite before 3.44, which knows the module up to version 3. */
 static const sqlite3_module chash_module_v3 = { 3, CHASH_MODULE_METHODS };

@@ -7,7 +7,8 @@ against a model.
 
 Each transaction (BEGIN ... COMMIT or ROLLBACK, or a SAVEPOINT that is the
 transaction, or one autocommit statement) mixes, over several rings and two
-ordinary tables: CREATE VIRTUAL TABLE, ALTER TABLE ... RENAME, DROP TABLE,
+ordinary tables (rings in main and in temp): CREATE VIRTUAL TABLE, ALTER
+TABLE ... RENAME, DROP TABLE,
 INSERT, UPDATE (weight and name) and DELETE of nodes and rows, SAVEPOINT,
 ROLLBACK TO and RELEASE. A model in this file follows what SQL promises:
 savepoints are copies of the whole model, a ring's version is raised by a
@@ -18,9 +19,9 @@ rollback the database is compared with the model:
   - each ring's current nodes and weights (SELECT from the ring table);
   - every committed version N of each ring: the nodes replayed from its
     %_history rows by this file (not by chash), and the distinct nodes of
-    ch_points('ring@N'), through the writing connection (its caches) and
-    through a second connection; a committed version, once seen, must
-    never change;
+    ch_points('ring@N'), through the writing connection (its caches) and,
+    for rings in main, through a second connection; a committed version,
+    once seen, must never change;
   - ch_epoch(ring) is the last committed version, ch_check(ring) is 'ok'.
 
 --busy: a third connection sometimes holds a SHARED lock (rollback
@@ -39,7 +40,8 @@ import sqlite3
 import sys
 import tempfile
 
-RING_NAMES = ["ra", "rb", "rc", "rd", "re"]
+# Ring names by schema: a ring is known as "schema.name" throughout.
+RING_NAMES = {"main": ["ra", "rb", "rc", "rd", "re"], "temp": ["ta", "tb"]}
 TABLES = ["t1", "t2"]
 NODES = ["n%d" % i for i in range(8)]
 
@@ -70,12 +72,19 @@ def connect(path, ext):
     return db
 
 
+def shadow(ring, suffix):
+    """The shadow table of ring ("schema.name") ending in suffix."""
+    schema, name = ring.split(".")
+    return '%s."%s_%s"' % (schema, name, suffix)
+
+
 def replay_history(db, ring, version):
     """Nodes of ring@version from its history rows, by this file's rules."""
     by_id = {}
     for _epoch, op, rid, node, weight in db.execute(
-            'SELECT epoch, op, id, node, weight FROM "%s_history"'
-            ' WHERE epoch<=? ORDER BY seq' % ring, (version,)):
+            'SELECT epoch, op, id, node, weight FROM %s'
+            ' WHERE epoch<=? ORDER BY seq' % shadow(ring, "history"),
+            (version,)):
         if op == "remove":
             by_id.pop(rid, None)
         else:
@@ -116,12 +125,14 @@ class Driver:
 
     # ------------------------------------------------------- operations
 
-    def free_ring_name(self, model):
-        free = [n for n in RING_NAMES if n not in model.rings]
+    def free_ring_name(self, model, schema):
+        free = ["%s.%s" % (schema, n) for n in RING_NAMES[schema]
+                if "%s.%s" % (schema, n) not in model.rings]
         return self.rnd.choice(free) if free else None
 
     def op_create(self, m):
-        self.op_create_named(m, self.free_ring_name(m))
+        schema = "temp" if self.rnd.random() < 0.2 else "main"
+        self.op_create_named(m, self.free_ring_name(m, schema))
 
     def op_create_named(self, m, name):
         if name is None or name in m.rings:
@@ -135,11 +146,16 @@ class Driver:
         if not m.rings:
             return
         old = self.rnd.choice(sorted(m.rings))
-        new = self.free_ring_name(m)
+        self.rename(m, old)
+
+    def rename(self, m, old):
+        """Rename ring old to a free name of its schema (False: none)."""
+        new = self.free_ring_name(m, old.split(".")[0])
         if new is None:
-            return
-        self.sql("ALTER TABLE %s RENAME TO %s" % (old, new))
+            return False
+        self.sql("ALTER TABLE %s RENAME TO %s" % (old, new.split(".")[1]))
         m.rings[new] = m.rings.pop(old)
+        return True
 
     def op_drop(self, m):
         if not m.rings:
@@ -234,12 +250,8 @@ class Driver:
         if self.rnd.random() < 0.5:
             self.sql("DROP TABLE %s" % name)
             del m.rings[name]
-        else:
-            new = self.free_ring_name(m)
-            if new is None:
-                return m
-            self.sql("ALTER TABLE %s RENAME TO %s" % (name, new))
-            m.rings[new] = m.rings.pop(name)
+        elif not self.rename(m, name):
+            return m
         if self.rnd.random() < 0.5:
             self.op_create_named(m, name)
             self.op_node_of(m, name)
@@ -363,9 +375,11 @@ class Driver:
             got = sorted(x for (x,) in self.db.execute("SELECT x FROM %s" % t))
             if got != sorted(m.rows[t]):
                 self.fail("%s holds %r, the model %r" % (t, got, sorted(m.rows[t])))
-        got = sorted(n for (n,) in self.db.execute(
-            "SELECT name FROM sqlite_schema WHERE type='table'"
-            " AND sql LIKE 'CREATE VIRTUAL TABLE%chash%'"))
+        got = sorted("%s.%s" % (schema, n) for schema in RING_NAMES
+                     for (n,) in self.db.execute(
+                         "SELECT name FROM %s.sqlite_schema WHERE type='table'"
+                         " AND sql LIKE 'CREATE VIRTUAL TABLE%%chash%%'"
+                         % schema))
         if got != sorted(m.rings):
             self.fail("the rings are %r, the model's %r" % (got, sorted(m.rings)))
         for name, r in sorted(m.rings.items()):
@@ -377,7 +391,11 @@ class Driver:
         if cur != r["nodes"]:
             self.fail("%s has nodes %r, the model %r" % (name, cur, r["nodes"]))
         last = len(r["versions"]) - 1
-        for conn, who in ((self.db, "writer"), (self.reader, "reader")):
+        # Another connection has a temp schema of its own.
+        conns = [(self.db, "writer")]
+        if name.startswith("main."):
+            conns.append((self.reader, "reader"))
+        for conn, who in conns:
             (epoch,) = conn.execute("SELECT ch_epoch(?)", (name,)).fetchone()
             if epoch != last:
                 self.fail("%s: ch_epoch(%s) is %d, the model's last version %d"
@@ -396,7 +414,7 @@ class Driver:
             if got != want:
                 self.fail("%s@%d replayed from its history is %r, the model's"
                           " %r" % (name, v, got, want))
-            for conn, who in ((self.db, "writer"), (self.reader, "reader")):
+            for conn, who in conns:
                 got = sorted(n for (n,) in conn.execute(
                     "SELECT DISTINCT node FROM ch_points(?)",
                     ("%s@%d" % (name, v),)))
