@@ -210,7 +210,7 @@ test: deps $(LOADABLE) $(CLI) build/runner build/ring_test build/algos_test buil
 	tests/harness/cli.sh $(CURDIR)/$(CLI) $(CURDIR)/$(LOADABLE)
 	/usr/bin/python3 tests/harness/deserialize.py ./$(LOADABLE)
 	/usr/bin/python3 tests/harness/commit_work.py ./$(LOADABLE)
-	/usr/bin/python3 tests/harness/txn_driver.py --ext ./$(LOADABLE) --transactions 500 --seed 7 --busy
+	/usr/bin/python3 tests/harness/txn_driver.py --ext ./$(LOADABLE) --transactions 3000 --seed 7 --busy
 
 # The generated files: the .test files of tests/gen/, and the generated
 # regions of docs and tests (the lists of algorithms, hashes and options,
@@ -300,7 +300,7 @@ test-oom: $(LOADABLE) build/runner
 # demand.
 HARD_SECONDS ?= 5
 CRASH_ROUNDS ?= 40
-TXN_TRANSACTIONS ?= 3000
+TXN_TRANSACTIONS ?= 10000
 
 build/concurrency: tests/harness/concurrency.c
 	@mkdir -p build

@@ -7,8 +7,8 @@ against a model.
 
 Each transaction (BEGIN ... COMMIT or ROLLBACK, or a SAVEPOINT that is the
 transaction, or one autocommit statement) mixes, over several rings and two
-ordinary tables (rings in main and in temp): CREATE VIRTUAL TABLE, ALTER
-TABLE ... RENAME, DROP TABLE,
+ordinary tables (rings in main, temp and an attached schema): CREATE
+VIRTUAL TABLE, ALTER TABLE ... RENAME, DROP TABLE,
 INSERT, UPDATE (weight and name) and DELETE of nodes and rows, SAVEPOINT,
 ROLLBACK TO and RELEASE. A model in this file follows what SQL promises:
 savepoints are copies of the whole model, a ring's version is raised by a
@@ -20,7 +20,7 @@ rollback the database is compared with the model:
   - every committed version N of each ring: the nodes replayed from its
     %_history rows by this file (not by chash), and the distinct nodes of
     ch_points('ring@N'), through the writing connection (its caches) and,
-    for rings in main, through a second connection; a committed version,
+    for rings not in temp, through a second connection; a committed version,
     once seen, must never change;
   - ch_epoch(ring) is the last committed version, ch_check(ring) is 'ok'.
 
@@ -41,7 +41,8 @@ import sys
 import tempfile
 
 # Ring names by schema: a ring is known as "schema.name" throughout.
-RING_NAMES = {"main": ["ra", "rb", "rc", "rd", "re"], "temp": ["ta", "tb"]}
+RING_NAMES = {"main": ["ra", "rb", "rc", "rd", "re"], "temp": ["ta", "tb"],
+              "aux": ["xa", "xb"]}
 TABLES = ["t1", "t2"]
 NODES = ["n%d" % i for i in range(8)]
 
@@ -98,9 +99,13 @@ class Driver:
         self.rnd = rnd
         self.db = connect(path, args.ext)
         self.reader = connect(path, args.ext)
+        for c in (self.db, self.reader):
+            c.execute("ATTACH ? AS aux", (path + "-aux",))
         self.locker = sqlite3.connect(path, isolation_level=None, timeout=0)
         self.db.execute("PRAGMA journal_mode=DELETE")
+        self.db.execute("PRAGMA aux.journal_mode=DELETE")
         self.db.execute("PRAGMA synchronous=OFF")
+        self.db.execute("PRAGMA aux.synchronous=OFF")
         for t in TABLES:
             self.db.execute("CREATE TABLE %s(x INTEGER)" % t)
         self.committed = Model()
@@ -131,7 +136,8 @@ class Driver:
         return self.rnd.choice(free) if free else None
 
     def op_create(self, m):
-        schema = "temp" if self.rnd.random() < 0.2 else "main"
+        p = self.rnd.random()
+        schema = "temp" if p < 0.15 else "aux" if p < 0.3 else "main"
         self.op_create_named(m, self.free_ring_name(m, schema))
 
     def op_create_named(self, m, name):
@@ -393,7 +399,7 @@ class Driver:
         last = len(r["versions"]) - 1
         # Another connection has a temp schema of its own.
         conns = [(self.db, "writer")]
-        if name.startswith("main."):
+        if not name.startswith("temp."):
             conns.append((self.reader, "reader"))
         for conn, who in conns:
             (epoch,) = conn.execute("SELECT ch_epoch(?)", (name,)).fetchone()
