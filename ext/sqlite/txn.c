@@ -208,9 +208,14 @@ static int commit_ring(chash_txn *txn, sqlite3 *db, const char *zSchema,
   ring_store *st = NULL;
   char *zOpenErr = NULL;
   int rc = store_open(db, zSchema, zName, txn, &st, &zOpenErr);
-  sqlite3_free(zOpenErr);
-  if( rc==SQLITE_CORRUPT_VTAB ) return SQLITE_OK;
-  if( rc!=SQLITE_OK ) return rc;
+  if( rc==SQLITE_CORRUPT_VTAB ){
+    sqlite3_free(zOpenErr);
+    return SQLITE_OK;
+  }
+  if( rc!=SQLITE_OK ){
+    *pzErr = zOpenErr;
+    return rc;
+  }
   rc = commit_store(txn, st, pzErr);
   store_close(st);
   return rc==SQLITE_NOTFOUND ? SQLITE_OK : rc;
@@ -246,8 +251,9 @@ static void txn_end(chash_txn *txn, int bCommitted){
 int txn_table_sync(txn_table *p, ring_store *pStore){
   char *zErr = NULL;
   int rc = txn_sync(p->txn, p->db, pStore, &zErr);
-  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && zErr ){
-    rc = chash_vtab_error(&p->base, rc, "%s", zErr);
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
+    /* An error whose message could not be made is out of memory. */
+    rc = zErr ? chash_vtab_error(&p->base, rc, "%s", zErr) : SQLITE_NOMEM;
   }
   sqlite3_free(zErr);
   return rc;
