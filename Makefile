@@ -211,6 +211,7 @@ test: deps $(LOADABLE) $(CLI) build/runner build/ring_test build/algos_test buil
 	tests/harness/cli.sh $(CURDIR)/$(CLI) $(CURDIR)/$(LOADABLE)
 	/usr/bin/python3 tests/harness/deserialize.py ./$(LOADABLE)
 	/usr/bin/python3 tests/harness/commit_work.py ./$(LOADABLE)
+	/usr/bin/python3 tests/harness/txn_driver.py --ext ./$(LOADABLE) --transactions 3000 --seed 7 --busy
 
 # The generated files: the .test files of tests/gen/, and the generated
 # regions of docs and tests (the lists of algorithms, hashes and options,
@@ -293,10 +294,14 @@ test-oom: $(LOADABLE) build/runner
 	build/runner --oom --ext ./$(LOADABLE) tests/sql/*.test tests/gen/*.test
 
 # Processes against one database: concurrent readers and writers (WAL), and
-# writers killed with SIGKILL mid-transaction. HARD_SECONDS and
-# CRASH_ROUNDS bound them; CI uses the defaults, larger runs are on demand.
+# writers killed with SIGKILL mid-transaction; random transactions with DDL
+# and savepoints against a model (txn_driver.py, once plain and once with
+# COMMITs that fail with SQLITE_BUSY). HARD_SECONDS, CRASH_ROUNDS and
+# TXN_TRANSACTIONS bound them; CI uses the defaults, larger runs are on
+# demand.
 HARD_SECONDS ?= 5
 CRASH_ROUNDS ?= 40
+TXN_TRANSACTIONS ?= 10000
 
 build/concurrency: tests/harness/concurrency.c
 	@mkdir -p build
@@ -310,6 +315,8 @@ test-hard: $(LOADABLE) build/runner build/concurrency build/crash
 	build/concurrency --ext ./$(LOADABLE) --seconds $(HARD_SECONDS)
 	build/crash --ext ./$(LOADABLE) --rounds $(CRASH_ROUNDS)
 	build/runner --ext ./$(LOADABLE) tests/slow/*.test
+	/usr/bin/python3 tests/harness/txn_driver.py --ext ./$(LOADABLE) --transactions $(TXN_TRANSACTIONS) --seed 1
+	/usr/bin/python3 tests/harness/txn_driver.py --ext ./$(LOADABLE) --transactions $(TXN_TRANSACTIONS) --seed 2 --busy
 
 # libFuzzer targets (clang): the extension linked in statically with the
 # system libsqlite3. New corpus entries go to build/fuzz/corpus-NAME; the

@@ -119,6 +119,11 @@ static void resolve_leave(chash_conn *conn){
   conn->bResolving = 0;
 }
 
+void conn_forget_rings(chash_conn *conn){
+  ring_cache_clear(&conn->built);
+  ring_cache_clear(&conn->resolved);
+}
+
 /* A new reference to the built ring for (zKey, tag), or NULL. */
 static ring *cache_get(chash_conn *conn, const char *zKey, int64_t tag){
   ring_cache_entry *e = ring_cache_find(&conn->built, zKey, (int)strlen(zKey));

@@ -117,6 +117,9 @@ void node_list_free(node_list *p);
 /* A ring table's shadow tables and the statements that write them. */
 typedef struct ring_store ring_store;
 
+/* The connection's part in transactions (txn.c). */
+typedef struct chash_txn chash_txn;
+
 /* Create the shadow tables of a new ring table. */
 int store_create(sqlite3 *db, const char *zSchema, const char *zName,
                  const ring_config *cfg, char **pzErr);
@@ -195,6 +198,7 @@ int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
 
 /* The write side, used by the virtual table's xUpdate. */
 int store_open(sqlite3 *db, const char *zSchema, const char *zName,
+               chash_txn *txn,
                ring_store **ppStore, char **pzErr);
 void store_close(ring_store *st);
 const store_info *store_info_of(ring_store *st);
@@ -221,8 +225,14 @@ int store_change(ring_store *st, int64_t id, const char *zNode, int nNode,
 #define STORE_SCAN_ID    2
 int store_scan(ring_store *st, int eBy, sqlite3_value *pArg,
                sqlite3_stmt **ppStmt);
-/* At commit: the pending changes become the next version. */
-int store_commit_epoch(ring_store *st);
+/* At commit: the pending changes, if there are any, become the next
+** version (*pFrom: the epoch raised from, or -1 if nothing was pending).
+** SQLITE_NOTFOUND if the store's name no longer holds the ring it was
+** opened on (dropped, renamed, or another ring), or cannot be read. */
+int store_commit_epoch(ring_store *st, int64_t *pFrom);
+/* The schema and name a store was opened with. */
+const char *store_schema(ring_store *st);
+const char *store_name(ring_store *st);
 /* The error message of the last failing store call (or NULL). */
 const char *store_errmsg(ring_store *st);
 
@@ -319,6 +329,8 @@ typedef struct chash_conn chash_conn;
 
 chash_conn *conn_new(sqlite3 *db);
 void conn_free(void *pConn);
+/* Drop every ring the connection's caches hold. */
+void conn_forget_rings(chash_conn *conn);
 
 /*
 ** Whether the connection may keep prepared statements between SQL
@@ -448,6 +460,8 @@ int tvf_register(sqlite3 *db, chash_conn *conn);
 
 /* ----------------------------------------------------------------- vtab.c */
 
+/* Registers the chash module, which owns conn from then on (also on
+** failure), and the sentinel of txn.c. */
 int vtab_register(sqlite3 *db, chash_conn *conn);
 
 /* INSERT INTO t(t) VALUES (spec): make ring table zName's nodes those of
@@ -457,5 +471,43 @@ int vtab_pool_load(chash_conn *conn, const char *zName, ring_store *st,
 
 /* ch_config and ch_export (config_funcs.c). */
 int config_funcs_register(sqlite3 *db, chash_conn *conn);
+
+/* ------------------------------------------------------------------ txn.c */
+
+/* The state of the connection's transaction; txn_free frees conn too. */
+chash_txn *txn_new(chash_conn *conn);
+void txn_free(void *pTxn);
+chash_conn *txn_conn(chash_txn *txn);
+/* Register the sentinel table chash_txn. */
+int txn_register(sqlite3 *db, chash_txn *txn);
+
+/* Before a change to the ring zSchema.zName (creation tag created): the
+** ring is noted for the commit, and a raise of its epoch by a failed COMMIT
+** of this transaction is taken back. */
+int txn_before_change(chash_txn *txn, sqlite3 *db, const char *zSchema,
+                      const char *zName, int64_t created);
+/* Ring zOld of zSchema is being renamed to zNew: the commit looks under
+** both names. */
+int txn_renamed(chash_txn *txn, const char *zSchema, const char *zOld,
+                const char *zNew);
+/* A ring was dropped: the next xSync looks again. */
+void txn_changed(chash_txn *txn);
+/* A table that is dropped inside a transaction enlists the sentinel. */
+void txn_enlist(chash_txn *txn, sqlite3 *db);
+/* What a ring table and the sentinel start with, for the methods below. */
+typedef struct txn_table {
+  sqlite3_vtab base;       /* base class, must be first */
+  sqlite3 *db;
+  chash_txn *txn;
+} txn_table;
+/* xSync: commit every ring the transaction changed; the error goes on p.
+** pStore (or NULL): the calling table's store, used for its own ring while
+** that is still under its name (its statements are prepared). */
+int txn_table_sync(txn_table *p, ring_store *pStore);
+/* xCommit, xRollback, xSavepoint (and xRelease) and xRollbackTo. */
+int txn_table_commit(sqlite3_vtab *pVtab);
+int txn_table_rollback(sqlite3_vtab *pVtab);
+int txn_table_savepoint(sqlite3_vtab *pVtab, int iSavepoint);
+int txn_table_rollback_to(sqlite3_vtab *pVtab, int iSavepoint);
 
 #endif

@@ -30,11 +30,16 @@
 **       remove: before it); old is the previous name of a rename.
 **
 ** Versions. A change is logged with epoch = committed epoch + 1. When the
-** transaction commits, xSync calls store_commit_epoch, which raises the
-** committed epoch to that number, so every committed transaction that
-** changes the ring is one version. A rolled back change takes its history
-** rows with it. Version N is rebuilt from the last history row of each id
-** with epoch <= N (unless that row is a remove).
+** transaction commits, xSync calls store_commit_epoch for every ring the
+** transaction changed, under each name it had (txn.c: SQLite calls xSync on
+** tables that DDL undone by ROLLBACK TO may have renamed or dropped), which
+** raises the committed epoch to that number if the history ends past it,
+** so every committed transaction that changes the ring is one version. A
+** rolled back change takes its history rows with it. A COMMIT that fails
+** after xSync has its raise taken back before the next change, so the
+** version still comes from one commit.
+** Version N is rebuilt from the last history row of each id with
+** epoch <= N (unless that row is a remove).
 **
 ** All writes are ordinary SQL on the same connection, so transactions,
 ** savepoints and statement rollback come from SQLite itself.

@@ -22,6 +22,7 @@ enum {
   STMT_UPDATE_NODE,
   STMT_HISTORY,            /* log one change */
   STMT_BUMP,               /* points += ?1, nextid += ?2, stamp = ?3 */
+  STMT_PENDING,            /* created, committed epoch, last logged epoch */
   STMT_COMMIT_EPOCH,       /* pending changes become the next version */
   STMT_LAST_NODE,          /* id, node of the last node; count of nodes */
   STMT_CHANGES,            /* the history, newest change first */
@@ -45,9 +46,12 @@ static const char *const azStmtSql[STMT_COUNT] = {
   [STMT_BUMP] = "UPDATE \"%w\".\"%w_config\" SET value = CASE key"
                 " WHEN 'points' THEN value+?1 WHEN 'nextid' THEN value+?2"
                 " ELSE ?3 END WHERE key IN ('points', 'nextid', 'stamp')",
+  [STMT_PENDING] = "SELECT (SELECT value FROM \"%w\".\"%w_config\""
+                   " WHERE key='created'), (SELECT value FROM"
+                   " \"%w\".\"%w_config\" WHERE key='epoch'), (SELECT epoch"
+                   " FROM \"%w\".\"%w_history\" ORDER BY seq DESC LIMIT 1)",
   [STMT_COMMIT_EPOCH] = "UPDATE \"%w\".\"%w_config\" SET value=value+1"
-                        " WHERE key='epoch' AND value<(SELECT epoch FROM"
-                        " \"%w\".\"%w_history\" ORDER BY seq DESC LIMIT 1)",
+                        " WHERE key='epoch'",
   [STMT_LAST_NODE] = "SELECT id, node, (SELECT count(*) FROM \"%w\".\"%w_nodes\")"
                      " FROM \"%w\".\"%w_nodes\" ORDER BY id DESC LIMIT 1",
   [STMT_CHANGES] = "SELECT epoch, op, id, node, old FROM \"%w\".\"%w_history\""
@@ -61,18 +65,20 @@ struct ring_store {
   sqlite3 *db;
   char *zSchema;
   char *zName;
+  chash_txn *txn;          /* the connection's transaction */
   store_info info;         /* as read at open; counters re-read per change */
   sqlite3_stmt *aStmt[STMT_COUNT];
   char *zErr;              /* message of the last failure, or NULL */
 };
 
 int store_open(sqlite3 *db, const char *zSchema, const char *zName,
-               ring_store **ppStore, char **pzErr){
+               chash_txn *txn, ring_store **ppStore, char **pzErr){
   ring_store *st = sqlite3_malloc64(sizeof(*st));
   *ppStore = NULL;
   if( st==NULL ) return SQLITE_NOMEM;
   memset(st, 0, sizeof(*st));
   st->db = db;
+  st->txn = txn;
   st->zSchema = sqlite3_mprintf("%s", zSchema);
   st->zName = sqlite3_mprintf("%s", zName);
   if( st->zSchema==NULL || st->zName==NULL ){
@@ -113,6 +119,14 @@ const store_info *store_info_of(ring_store *st){
 
 const char *store_errmsg(ring_store *st){
   return st->zErr;
+}
+
+const char *store_schema(ring_store *st){
+  return st->zSchema;
+}
+
+const char *store_name(ring_store *st){
+  return st->zName;
 }
 
 static int store_fail(ring_store *st, int rc, const char *zFmt, ...){
@@ -224,6 +238,18 @@ static int read_counters(ring_store *st, store_counters *c){
   return SQLITE_OK;
 }
 
+/* Counters before a change. The ring is noted for the commit, and a raise
+** of its epoch by a COMMIT of this transaction that failed is taken back
+** first (txn.c, rules 1 and 4). */
+static int begin_change(ring_store *st, store_counters *c){
+  int rc = txn_before_change(st->txn, st->db, st->zSchema, st->zName,
+                             st->info.created);
+  if( rc!=SQLITE_OK ){
+    return store_fail(st, rc, "%s: %s", st->zName, sqlite3_errmsg(st->db));
+  }
+  return read_counters(st, c);
+}
+
 /* Points a node of weight w counts against RING_MAX_POINTS (modn: 1). */
 static int64_t limit_points(ring_store *st, double w){
   int64_t p = ring_node_points(&st->info.config, w);
@@ -322,7 +348,7 @@ static int check_add(ring_store *st, const store_counters *c){
 int store_add(ring_store *st, const char *zNode, int nNode, double weight,
               int64_t *pId){
   store_counters c;
-  int rc = read_counters(st, &c);
+  int rc = begin_change(st, &c);
   if( rc==SQLITE_OK ) rc = check_add(st, &c);
   if( rc==SQLITE_OK ) rc = check_points(st, &c, limit_points(st, weight));
   if( rc!=SQLITE_OK ) return rc;
@@ -345,7 +371,7 @@ int store_remove(ring_store *st, int64_t id){
   char *zNode = NULL;
   double weight;
   store_counters c;
-  int rc = read_counters(st, &c);
+  int rc = begin_change(st, &c);
   if( rc!=SQLITE_OK ) return rc;
   rc = store_find_by_id(st, id, &zNode, &weight);
   if( rc==SQLITE_DONE ) return SQLITE_OK;      /* already gone */
@@ -369,7 +395,7 @@ int store_change(ring_store *st, int64_t id, const char *zNode, int nNode,
   char *zOld = NULL;
   double oldWeight;
   store_counters c;
-  int rc = read_counters(st, &c);
+  int rc = begin_change(st, &c);
   if( rc!=SQLITE_OK ) return rc;
   rc = store_find_by_id(st, id, &zOld, &oldWeight);
   if( rc==SQLITE_DONE ) return SQLITE_OK;
@@ -615,14 +641,35 @@ static int check_commit(ring_store *st){
   return rc;
 }
 
-int store_commit_epoch(ring_store *st){
+int store_commit_epoch(ring_store *st, int64_t *pFrom){
   sqlite3_stmt *pStmt = NULL;
-  int rc = check_commit(st);
+  *pFrom = -1;
+  /* The table may have been dropped or renamed since the store was opened,
+  ** and another ring may have its name: then it is not this store's. */
+  int rc = store_stmt(st, STMT_PENDING, &pStmt);
+  if( rc==SQLITE_CORRUPT_VTAB ) return SQLITE_NOTFOUND;
   if( rc!=SQLITE_OK ) return rc;
-  rc = store_stmt(st, STMT_COMMIT_EPOCH, &pStmt);
-  if( rc!=SQLITE_OK ) return rc;
-  rc = store_step(st, pStmt);
-  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+  rc = sqlite3_step(pStmt);
+  if( rc!=SQLITE_ROW ){
+    sqlite3_reset(pStmt);
+    if( rc==SQLITE_ERROR || rc==SQLITE_SCHEMA ) return SQLITE_NOTFOUND;
+    return store_fail(st, sqlite3_errcode(st->db), "%s: %s", st->zName,
+                      sqlite3_errmsg(st->db));
+  }
+  int bMine = sqlite3_column_type(pStmt, 0)==SQLITE_INTEGER
+           && sqlite3_column_int64(pStmt, 0)==st->info.created;
+  int64_t from = sqlite3_column_int64(pStmt, 1);
+  int bPending = sqlite3_column_type(pStmt, 2)==SQLITE_INTEGER
+              && from<sqlite3_column_int64(pStmt, 2);
+  sqlite3_reset(pStmt);
+  if( !bMine ) return SQLITE_NOTFOUND;
+  if( !bPending ) return SQLITE_OK;
+  rc = check_commit(st);
+  if( rc==SQLITE_OK ) rc = store_stmt(st, STMT_COMMIT_EPOCH, &pStmt);
+  if( rc==SQLITE_OK ) rc = store_step(st, pStmt);
+  if( rc!=SQLITE_DONE ) return rc;
+  *pFrom = from;
+  return SQLITE_OK;
 }
 
 int store_scan(ring_store *st, int eBy, sqlite3_value *pArg,

@@ -14,7 +14,10 @@
 ** The table keeps nothing in memory: every change is written through to
 ** the shadow tables (store.c) with ordinary SQL on the same connection, so
 ** ROLLBACK, savepoints and failed statements undo it like any other write.
-** xSync turns a transaction's changes into the ring's next version.
+** xSync turns a transaction's changes into the ring's next version: those
+** of every ring the transaction changed, since the table SQLite calls may
+** have another name by then, or none (txn.c holds the rules). xCommit,
+** xRollback and xRollbackTo tell txn.c where the transaction is.
 **
 ** Flags: SQLITE_VTAB_INNOCUOUS (the table reads and writes only its own
 ** shadow tables) and SQLITE_VTAB_CONSTRAINT_SUPPORT (xUpdate checks before it
@@ -34,8 +37,7 @@
 #define COLUMN_POOL    4   /* hidden, named like the table (vtab_pool.c) */
 
 typedef struct chash_vtab {
-  sqlite3_vtab base;       /* base class, must be first */
-  sqlite3 *db;
+  txn_table t;             /* base class and connection, must be first */
   chash_conn *conn;        /* the connection's ring caches */
   char *zSchema;           /* schema holding the table */
   char *zName;             /* the table's name */
@@ -53,11 +55,11 @@ typedef struct chash_cursor {
 /* Replace the table's error message (the caller returns the error code;
 ** vtab_result makes it SQLITE_NOMEM if the message could not be made). */
 #define vtab_error(p, ...) \
-  ((void)chash_vtab_error(&(p)->base, SQLITE_ERROR, __VA_ARGS__))
+  ((void)chash_vtab_error(&(p)->t.base, SQLITE_ERROR, __VA_ARGS__))
 
 /* An error whose message could not be built is an out-of-memory error. */
 static int vtab_result(chash_vtab *p, int rc){
-  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && p->base.zErrMsg==NULL ){
+  if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM && p->t.base.zErrMsg==NULL ){
     return SQLITE_NOMEM;
   }
   return rc;
@@ -265,15 +267,16 @@ static int chash_init(sqlite3 *db, void *pAux, int argc,
   chash_vtab *p = sqlite3_malloc64(sizeof(*p));
   if( p==NULL ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
-  p->db = db;
-  p->conn = pAux;
+  p->t.db = db;
+  p->t.txn = pAux;
+  p->conn = txn_conn(p->t.txn);
   p->zSchema = sqlite3_mprintf("%s", zSchema);
   p->zName = sqlite3_mprintf("%s", zName);
   if( p->zSchema==NULL || p->zName==NULL ){
     vtab_free(p);
     return SQLITE_NOMEM;
   }
-  rc = store_open(db, zSchema, zName, &p->store, pzErr);
+  rc = store_open(db, zSchema, zName, p->t.txn, &p->store, pzErr);
   if( rc==SQLITE_CORRUPT_VTAB && !bCreate ){
     /* Connect all the same, so that DROP TABLE can remove a damaged ring;
     ** everything else reports the damage (store_ok). */
@@ -285,7 +288,7 @@ static int chash_init(sqlite3 *db, void *pAux, int argc,
     vtab_free(p);
     return rc;
   }
-  *ppVtab = &p->base;
+  *ppVtab = &p->t.base;
   return SQLITE_OK;
 }
 
@@ -324,7 +327,11 @@ static int chash_disconnect(sqlite3_vtab *pVtab){
 static int chash_destroy(sqlite3_vtab *pVtab){
   chash_vtab *p = (chash_vtab *)pVtab;
   if( p->store ) store_reset_statements(p->store);
-  int rc = store_drop(p->db, p->zSchema, p->zName);
+  /* SQLite forgets this table's part in the transaction: should ROLLBACK
+  ** TO bring the ring back, the sentinel commits it (txn.c). */
+  txn_enlist(p->t.txn, p->t.db);
+  txn_changed(p->t.txn);
+  int rc = store_drop(p->t.db, p->zSchema, p->zName);
   if( rc==SQLITE_OK ) vtab_free(p);
   return rc;
 }
@@ -389,7 +396,7 @@ static int chash_next(sqlite3_vtab_cursor *pCursor){
   c->bEof = rc!=SQLITE_ROW;
   if( rc==SQLITE_ROW || rc==SQLITE_DONE ) return SQLITE_OK;
   chash_vtab *p = (chash_vtab *)pCursor->pVtab;
-  vtab_error(p, "%s: %s", p->zName, sqlite3_errmsg(p->db));
+  vtab_error(p, "%s: %s", p->zName, sqlite3_errmsg(p->t.db));
   return rc;
 }
 
@@ -543,7 +550,7 @@ static int readonly_arg(chash_vtab *p, sqlite3_value *v, const char *zCol){
 ** SQLITE_CONSTRAINT (with OR IGNORE, SQLite then skips the row quietly).
 */
 static int name_conflict(chash_vtab *p, int64_t idOther, const char *zNode){
-  if( sqlite3_vtab_on_conflict(p->db)==SQLITE_REPLACE ){
+  if( sqlite3_vtab_on_conflict(p->t.db)==SQLITE_REPLACE ){
     int rc = store_remove(p->store, idOther);
     return rc==SQLITE_OK ? rc : store_error(p, rc);
   }
@@ -613,7 +620,7 @@ static int update_row(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   int bExists = rc==SQLITE_ROW;
 
   if( bInsert ){
-    if( bExists && sqlite3_vtab_on_conflict(p->db)==SQLITE_REPLACE ){
+    if( bExists && sqlite3_vtab_on_conflict(p->t.db)==SQLITE_REPLACE ){
       /* INSERT OR REPLACE of an existing node: it takes the new weight. */
       rc = store_change(p->store, idOther, zNode, nNode, w);
       *pRowid = idOther;
@@ -648,14 +655,13 @@ static int chash_begin(sqlite3_vtab *pVtab){
   return SQLITE_OK;
 }
 
-/* At commit: this transaction's changes become the next version. Done in
-** xSync because errors from xCommit are ignored. */
+/* At commit: the transaction's changes become the next version of each
+** ring they changed, whatever this table is called now or whether it
+** still exists (txn.c says why). Done in xSync because errors from xCommit
+** are ignored. */
 static int chash_sync(sqlite3_vtab *pVtab){
   chash_vtab *p = (chash_vtab *)pVtab;
-  int rc = store_ok(p);
-  if( rc!=SQLITE_OK ) return rc;
-  rc = store_commit_epoch(p->store);
-  return rc==SQLITE_OK ? rc : vtab_result(p, store_error(p, rc));
+  return txn_table_sync(&p->t, p->store);
 }
 
 static int chash_rename(sqlite3_vtab *pVtab, const char *zNew){
@@ -664,13 +670,20 @@ static int chash_rename(sqlite3_vtab *pVtab, const char *zNew){
   char *zName = sqlite3_mprintf("%s", zNew);
   if( zName==NULL ) return SQLITE_NOMEM;
   store_reset_statements(p->store);
-  int rc = store_rename(p->db, p->zSchema, p->zName, zNew);
+  int rc = txn_renamed(p->t.txn, p->zSchema, p->zName, zNew);
+  if( rc!=SQLITE_OK ){
+    sqlite3_free(zName);
+    return rc;
+  }
+  rc = store_rename(p->t.db, p->zSchema, p->zName, zNew);
   ring_store *pNew = NULL;
   char *zErr = NULL;
-  if( rc==SQLITE_OK ) rc = store_open(p->db, p->zSchema, zNew, &pNew, &zErr);
+  if( rc==SQLITE_OK ){
+    rc = store_open(p->t.db, p->zSchema, zNew, p->t.txn, &pNew, &zErr);
+  }
   if( rc!=SQLITE_OK ){
     vtab_error(p, "%s: cannot rename: %s", p->zName,
-               zErr ? zErr : sqlite3_errmsg(p->db));
+               zErr ? zErr : sqlite3_errmsg(p->t.db));
     sqlite3_free(zErr);
     sqlite3_free(zName);
     return rc;
@@ -696,7 +709,7 @@ static int chash_integrity(sqlite3_vtab *pVtab, const char *zSchema,
                            const char *zTabName, int mFlags, char **pzErr){
   chash_vtab *p = (chash_vtab *)pVtab;
   char *zReport = NULL;
-  int rc = check_ring(p->db, zSchema, zTabName, mFlags & 1, &zReport);
+  int rc = check_ring(p->t.db, zSchema, zTabName, mFlags & 1, &zReport);
   if( rc==SQLITE_OK && zReport ){
     *pzErr = sqlite3_mprintf("In chash ring '%q.%q':\n%z", zSchema, zTabName,
                              zReport);
@@ -710,9 +723,10 @@ static int chash_integrity(sqlite3_vtab *pVtab, const char *zSchema,
   chash_create, chash_connect, chash_best_index, chash_disconnect, \
   chash_destroy, chash_open, chash_close, chash_filter, chash_next, \
   chash_eof, chash_column, chash_rowid, chash_update, chash_begin, \
-  chash_sync, NULL /* xCommit */, NULL /* xRollback */, \
-  NULL /* xFindFunction */, chash_rename, NULL /* xSavepoint */, \
-  NULL /* xRelease */, NULL /* xRollbackTo */, chash_shadow_name
+  chash_sync, txn_table_commit, txn_table_rollback, \
+  NULL /* xFindFunction */, chash_rename, txn_table_savepoint, \
+  txn_table_savepoint /* xRelease */, txn_table_rollback_to, \
+  chash_shadow_name
 
 /* For SQLite before 3.44, which knows the module up to version 3. */
 static const sqlite3_module chash_module_v3 = { 3, CHASH_MODULE_METHODS };
@@ -737,9 +751,16 @@ static const struct {
 #endif
 
 int vtab_register(sqlite3 *db, chash_conn *conn){
+  chash_txn *txn = txn_new(conn);
+  if( txn==NULL ){
+    conn_free(conn);
+    return SQLITE_NOMEM;
+  }
   /* An SQLite before 3.44 does not read version 4's member: give it the
   ** module it knows. */
   const sqlite3_module *pModule = sqlite3_libversion_number()>=3044000
                                 ? CHASH_MODULE_V4 : &chash_module_v3;
-  return sqlite3_create_module_v2(db, "chash", pModule, conn, conn_free);
+  int rc = sqlite3_create_module_v2(db, "chash", pModule, txn, txn_free);
+  if( rc==SQLITE_OK ) rc = txn_register(db, txn);
+  return rc;
 }
