@@ -14,10 +14,11 @@
 #include "config.h"
 
 extern const config_format config_nginx, config_haproxy, config_nutcracker,
-                           config_envoy;
+                           config_envoy, config_libmemcached;
 
 static const config_format *const config_formats[] = {
-  &config_nutcracker, &config_nginx, &config_haproxy, &config_envoy, NULL
+  &config_nutcracker, &config_nginx, &config_haproxy, &config_envoy,
+  &config_libmemcached, NULL
 };
 
 const config_format *config_format_find(const char *zName){

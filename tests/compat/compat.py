@@ -15,7 +15,9 @@ and ch_locate over those specs must agree too; each spec's ch_export text
 passes nutcracker -t, and those of the unnamed pools (whose servers are
 addresses), their listen port put in, are pools x0, x2, ... of the same
 nutcracker, which must place every key where ch_locate says.
-libmemcached: the same keys through lmhash (lmhash.c). Both
+libmemcached: the same keys through lmhash (lmhash.c); the same servers
+as a configuration string and as memcached_servers_parse lists, read by
+ch_config, and the text ch_export writes, given to libmemcached. Both
 print their counts and exit 1 unless every key agrees. Every process
 started is stopped by its PID; everything listens on loopback only.
 """
@@ -270,6 +272,27 @@ def libmemcached(so, lmhash):
               % (mode, 'HASH=' + behavior_hash if behavior_hash else '', ok, len(keys)))
         total += len(keys)
         agree += ok
+    # The same servers as libmemcached's own texts, read by ch_config; the
+    # text ch_export writes for each spec, given back to libmemcached.
+    texts = [('string', ' '.join('--SERVER=%s:%d/?%d' % s for s in servers)
+              + ' --BINARY-PROTOCOL'),
+             ('list', ', '.join('%s:%d %d' % s for s in servers)),
+             ('list', ','.join('%s:%d:%d' % s for s in servers))]
+    keys_in = ''.join('K %s\n' % k.hex() for k in keys)
+    for mode, text in texts:
+        spec = db.execute("SELECT ch_config('libmemcached', ?)", (text,)).fetchone()[0]
+        exported = db.execute("SELECT ch_export(?, 'libmemcached')", (spec,)).fetchone()[0]
+        for how, t in ((mode, text), ('string', exported.strip())):
+            out = subprocess.run([lmhash, how, t], input=keys_in, capture_output=True,
+                                 text=True, timeout=60, check=True).stdout.split()
+            got = [nodes[int(i)][0] for i in out]
+            expect = [db.execute('SELECT ch_locate(?, ?)', (k, spec)).fetchone()[0]
+                      for k in keys]
+            ok = sum(1 for g, e in zip(got, expect) if g == e)
+            print('libmemcached %-6s %s: %d/%d keys agree'
+                  % (how, 'ch_config' if t is text else 'ch_export', ok, len(keys)))
+            total += len(keys)
+            agree += ok
     print('libmemcached: %d/%d keys agree (%.2f%%)' % (agree, total, 100.0 * agree / total))
     return agree == total
 
