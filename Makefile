@@ -326,7 +326,8 @@ test-hard: $(LOADABLE) build/runner build/concurrency build/crash
 # runs it) or undefined alone, about three times as many executions per
 # second for long runs; `make fuzz-replay` then runs every corpus entry
 # found through the ASan+UBSan build.
-FUZZ_TARGETS = options spec keys dml corrupt nginx haproxy nutcracker envoy
+FUZZ_TARGETS = options spec keys dml corrupt nginx haproxy nutcracker envoy \
+               libmemcached
 FUZZ_SECONDS ?= 60
 FUZZ_SANITIZE ?= address,undefined
 FUZZ_OPT = $(if $(findstring address,$(FUZZ_SANITIZE)),-O1,-O2)

@@ -2,7 +2,8 @@
 ** config.h: the configuration files of the programs chash reproduces, read
 ** into ring specs and written back from rings. Pure C, no SQLite calls.
 **
-** A parser (one file per format: nginx.c, haproxy.c, nutcracker.c) reads
+** A parser (one file per format: nginx.c, haproxy.c, nutcracker.c, envoy.c,
+** libmemcached.c) reads
 ** a text into a config_file: every pool the text holds (an nginx upstream,
 ** a HAProxy backend, a twemproxy pool), each with its algorithm, options
 ** and nodes in the text's order. What chash would place differently than
