@@ -14,11 +14,12 @@
 #include "config.h"
 
 extern const config_format config_nginx, config_haproxy, config_nutcracker,
-                           config_envoy, config_libmemcached;
+                           config_envoy, config_libmemcached,
+                           config_hashring;
 
 static const config_format *const config_formats[] = {
   &config_nutcracker, &config_nginx, &config_haproxy, &config_envoy,
-  &config_libmemcached, NULL
+  &config_libmemcached, &config_hashring, NULL
 };
 
 const config_format *config_format_find(const char *zName){

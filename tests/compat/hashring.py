@@ -13,7 +13,10 @@ the answers are compared with ch_locate on the equivalent chash ring
 (nodes = the server strings in the same order; for the memcached client,
 a server on port 11211 is named by its host alone), with the independent
 Python model (tests/gen/hashring_model.py), and with wrong variants of the
-rule, which must disagree. Exit 1 unless every key agrees.
+rule, which must disagree. For the hashring configurations, the servers as
+JSON are read by ch_config('hashring', ...) and ch_locate over that spec
+must agree too, and so must the package given the text ch_export writes.
+Exit 1 unless every key agrees.
 """
 import json, os, random, subprocess, sys
 
@@ -106,7 +109,8 @@ def configurations():
 
     def add(name, mode, servers):
         if isinstance(servers, dict):
-            pairs = list(servers.items())
+            pairs = [(s, w['weight'] if isinstance(w, dict) else w)
+                     for s, w in servers.items()]
         else:
             pairs = [(s, 1) for s in servers]
         name_of = hashring_model.memcached_name if mode == 'memcached' else (lambda s: s)
@@ -124,6 +128,8 @@ def configurations():
     add('small-weight', 'hashring', {'big:1': 100, 'tiny:2': 1, 'mid:3': 7})
     # 1/208*40*3 = 0.58: 'none' gets no digest, no point, no key.
     add('zero-points', 'hashring', {'big:1': 200, 'none:2': 1, 'mid:3': 7})
+    add('weight-objects', 'hashring', {'obj-a:1': {'weight': 2}, 'obj-b:2': {'weight': 0.5},
+                                       'obj-c:3': {'weight': 3}})
     a, b, _ = hashring_model.collision_pair()
     add('collide-ab', 'hashring', [a, b])
     add('collide-ba', 'hashring', [b, a])
@@ -162,6 +168,21 @@ def main(so, node_modules):
             total += len(keys)
             agree += ok
             ok_all &= ok == len(keys)
+            if mode == 'hashring':
+                # The same servers as JSON, read by ch_config; the text
+                # ch_export writes, given back to the package.
+                text = json.dumps(servers, ensure_ascii=False)
+                spec = db.execute("SELECT ch_config('hashring', ?)", (text,)).fetchone()[0]
+                via_config = [db.execute('SELECT ch_locate(?, ?)', (k, spec)).fetchone()[0]
+                              for k in keys]
+                exported = db.execute("SELECT ch_export(?, 'hashring')", (spec,)).fetchone()[0]
+                via_export = run_node(node_modules, mode, json.loads(exported), keys)
+                for how, answers in (('ch_config', via_config), ('ch_export', via_export)):
+                    ok = agreement(keys, got, answers, mode + ' ' + how)
+                    line += ', %s %d/%d' % (how, ok, len(keys))
+                    total += len(keys)
+                    agree += ok
+                    ok_all &= ok == len(keys)
         # Controls: wrong variants of the rule must disagree.
         variants = []
         if name == 'seven':
