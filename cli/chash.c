@@ -47,9 +47,9 @@ static const char zUsage[] =
   "  chash export --format F --db DB [--ring R] [--name N]\n"
   "      a ring table as the configuration text of program F\n"
   "\n"
-  "formats: nutcracker, nginx, haproxy, envoy, libmemcached. --name picks\n"
-  "the pool, upstream, backend or cluster of a file that holds several\n"
-  "(export: names the one written).\n"
+  "formats: nutcracker, nginx, haproxy, envoy, libmemcached, hashring.\n"
+  "--name picks the pool, upstream, backend or cluster of a file that\n"
+  "holds several (export: names the one written).\n"
   "Exit status: 0 done (diff, moved: no key moves), 1 keys move (diff,\n"
   "moved), 2 trouble. See docs/reference.md.\n";
 
