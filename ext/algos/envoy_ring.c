@@ -155,7 +155,7 @@ static int envoy_build(ring *r, const ring *prev, char *zErr, size_t nErr){
 ** running sums) whatever the nodes, and max_ring is below RING_MAX_POINTS:
 ** count one per node for the write-time limits, as for an algorithm without
 ** points. */
-static int64_t envoy_max_points(const ring_config *cfg, double w){
+static int64_t envoy_point_budget(const ring_config *cfg, double w){
   (void)cfg; (void)w;
   return 1;
 }
@@ -221,7 +221,7 @@ const ring_algo algo_envoy_ring = {
   .unit_name = "points",
   .check_options = envoy_check_options,
   .check_weight = envoy_check_weight,
-  .max_points = envoy_max_points,
+  .point_budget = envoy_point_budget,
   .build = envoy_build,
   .node_positions = envoy_node_positions,
   .check_commit = envoy_check_commit,

@@ -83,7 +83,7 @@ static uint32_t hashring_node_positions(const ring *r, uint32_t n,
 
 /* Counts sum to at most vnodes per node (the floors of shares of
 ** vnodes * n), so vnodes per node bounds the ring's size. */
-static int64_t hashring_max_points(const ring_config *cfg, double w){
+static int64_t hashring_point_budget(const ring_config *cfg, double w){
   (void)w;
   return cfg->vnodes;
 }
@@ -112,7 +112,7 @@ const ring_algo algo_hashring = {
   .units = RING_UNITS_POINTS,
   .unit_name = "points",
   .check_options = hashring_check_options,
-  .max_points = hashring_max_points,
+  .point_budget = hashring_point_budget,
   .build = hashring_build,
   .node_positions = hashring_node_positions,
   .check_commit = ring_check_counts_round,
