@@ -73,6 +73,16 @@ static void test_hash(void){
   CHECK( hash_bytes(HASH_MD5, 0, "hello", 5)==0x2a40415du );
   CHECK( hash_bytes(HASH_CRC32A, 0, "0http://10.0.0.1:8080", 21)==2090179191u );
   CHECK( hash_space_bits(HASH_MD5BE)==32 && !hash_has_seed(HASH_MD5BE) );
+  /* SHA-1, a point hash only (sha1 is no hash option, above): FIPS 180's
+  ** "abc" = a9993e36 4706816a ba3e2571 7850c26c 9cd0d89d, and Python's
+  ** hashlib.sha1(b"localhost:11211:0").hexdigest()[:8]. */
+  unsigned char sha[20];
+  hash_sha1("abc", 3, sha);
+  CHECK( sha[0]==0xa9 && sha[1]==0x99 && sha[2]==0x3e && sha[3]==0x36
+      && sha[18]==0xd8 && sha[19]==0x9d );
+  hash_sha1("localhost:11211:0", 17, sha);
+  CHECK( ((uint32_t)sha[0]<<24 | (uint32_t)sha[1]<<16 | (uint32_t)sha[2]<<8
+          | sha[3])==0x5cc05708u );
 
   /* CRC-16/XMODEM's published check value; Redis's slots of "foo" and
   ** "bar" (its cluster tutorial) are these mod 16384. */
