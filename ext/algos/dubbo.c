@@ -51,7 +51,7 @@ static uint32_t dubbo_digests(const ring_config *cfg){
 static int dubbo_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   (void)prev; (void)zErr; (void)nErr;
   uint32_t per_node = 4 * dubbo_digests(&r->config);
-  if( r->n_nodes==0 ) return RING_OK;
+  if( r->n_nodes==0 || per_node==0 ) return RING_OK;   /* no point: refused */
   ring_point *a = ring_alloc(sizeof(ring_point) * r->n_nodes * per_node);
   if( a==NULL ) return RING_NOMEM;
   for(uint32_t k=0; k<r->n_nodes; k++){

@@ -70,19 +70,23 @@ static uint32_t haproxy_point(const ring_node *node, uint32_t i){
   return haproxy_full_hash((node->join + 1u) * HAPROXY_ID_STRIDE + i);
 }
 
+/* Points a server of weight w has (w is a whole number, checked). */
+static uint32_t haproxy_count(double w){
+  return HAPROXY_WEIGHT_SCALE * (uint32_t)w;
+}
+
 static int haproxy_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   (void)prev; (void)zErr; (void)nErr;
   uint32_t total = 0;
   for(uint32_t k=0; k<r->n_nodes; k++){
-    total += HAPROXY_WEIGHT_SCALE * (uint32_t)r->nodes[k].weight;
+    total += haproxy_count(r->nodes[k].weight);
   }
   if( total==0 ) return RING_OK;
   ring_point *a = ring_alloc(sizeof(ring_point) * total);
   if( a==NULL ) return RING_NOMEM;
   uint32_t m = 0;
   for(uint32_t k=0; k<r->n_nodes; k++){
-    uint32_t count = HAPROXY_WEIGHT_SCALE * (uint32_t)r->nodes[k].weight;
-    for(uint32_t i=0; i<count; i++, m++){
+    for(uint32_t i=0; i<haproxy_count(r->nodes[k].weight); i++, m++){
       a[m].pos = haproxy_point(&r->nodes[k], i);
       a[m].node = k;
     }

@@ -245,15 +245,16 @@ typedef struct ring_points_rule {
 **
 ** POINTS rings: a key belongs to the first of r->positions at or after
 ** it, so each position is where a point's arc ends: the point itself
-** under SUCCESSOR, else the last position the rule gives the point
-** (ABOVE: the point - 1; PREDECESSOR: the next point - 1; NEAREST: half
-** way to the next point, rounded down for BEFORE, up for AFTER, minus
-** one). The points are then r->tokens, in the same order, which is the
-** order of the ends: where an end wraps past top (the highest point's
-** under PREDECESSOR and NEAREST, a point at 0 under ABOVE), that point
-** comes first (or last). ch_points lists the tokens, ch_arcs the arcs
-** (end of the unit before, own end], the wrapping arc as two rows, and
-** lookups, shares, ch_diff and ch_replicas follow from the ends.
+** under SUCCESSOR, else the last position the rule gives point p (ABOVE:
+** p - 1; PREDECESSOR: the next point - 1; NEAREST_BEFORE: p + floor(g/2)
+** and NEAREST_AFTER: p + floor((g-1)/2), g the distance to the next
+** point; all wrapping in [0, top]). The points are then r->tokens, in the
+** same order, which is the order of the ends: where an end wraps past top
+** (the highest point's under PREDECESSOR and NEAREST, a point at 0 under
+** ABOVE), that point comes first (or last). ch_points lists the tokens,
+** ch_arcs the arcs (end of the unit before, own end], an arc across the
+** drop of signed values as two rows, and lookups, shares, ch_diff and
+** ch_replicas follow from the ends.
 **
 ** SLOTS rings (RING_LOOKUP_TABLE): r->unit_owners holds the table,
 ** r->n_units = rule->table, each node's `points` counts its entries, and

@@ -360,9 +360,10 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
 
   ring_free(aSorted);
   int rc = cfg->algo->build(r, prev, zErr, nErr);
-  /* A points ring without a point could place nothing: the algorithm
-  ** says why (ketama's rounding), this is the last guard. */
-  if( rc==RING_OK && ring_has_points(r) && n>0 && r->n_points==0 ){
+  /* A ring of points or slots without one could place nothing: the
+  ** algorithm says why (ketama's rounding), this is the last guard. */
+  if( rc==RING_OK && n>0 && cfg->algo->units!=RING_UNITS_NONE
+   && ring_units(r)==0 ){
     snprintf(zErr, nErr, "algorithm %s gives none of the %u nodes a point",
              cfg->algo->name, n);
     rc = RING_INVALID;

@@ -81,22 +81,23 @@ typedef struct ring {
   ring_keys keys;          /* where keys go (keys.h), from config */
   uint32_t n_nodes;
   ring_node *nodes;        /* sorted by name, bytewise */
-  uint32_t *by_join;       /* by_join[j]: index in nodes of the node of
-                           ** join rank j (nodes in the order they joined) */
   uint32_t n_points;       /* points rings (algo.h): */
   uint64_t *positions;     /*   n_points positions, ascending: where each
                            **   point's arc ends (the points themselves
                            **   under the successor rule) */
   uint32_t *owners;        /*   owners[i]: index in nodes of point i */
-  uint64_t *tokens;        /*   the points, when positions are not (other
-                           **   lookup rules); else NULL (ring_points_place) */
-  uint32_t *replicas;      /*   each point's number among its node's
-                           **   points, or NULL (then node_positions) */
   uint32_t *index;         /*   first point of each bucket of positions */
   unsigned index_shift;    /*   a position's bucket: pos >> index_shift, */
   uint32_t index_last;     /*   at most index_last (ring_index.c) */
   uint32_t n_units;        /* slots and buckets rings: */
   uint32_t *unit_owners;   /*   unit -> index in nodes */
+  uint64_t *tokens;        /* points rings: the points, when positions are
+                           ** not (lookup rules other than the successor's,
+                           ** ring_points_place); else NULL */
+  uint32_t *replicas;      /* points rings: each point's number among its
+                           ** node's points, or NULL (node_positions) */
+  uint32_t *by_join;       /* by_join[j]: index in nodes of the node of
+                           ** join rank j (nodes in the order they joined) */
   void *state;             /* the algorithm's own, one block (algo.h) */
   int64_t version;         /* set by the loader: ring version, -1 if none */
   int refs;                /* reference count; freed when it drops to 0 */

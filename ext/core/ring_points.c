@@ -2,8 +2,8 @@
 ** ring_points.c: sorted point arrays, the shape most rings have (algo.h).
 **
 ** r->positions and r->owners list every point in ring order: by position,
-** and on equal positions in the order the algorithm made them. Two ways
-** to fill them, and one older:
+** and on equal positions in the order the algorithm made them. Three ways
+** to fill them:
 **
 **   ring_points_place  the algorithm made every point: sort them (LSD
 **                      radix sort on the position: stable, so ties keep
@@ -23,8 +23,9 @@
 **                      costs a copy of the array instead of 160,000
 **                      hashes and a sort.
 **
-** Both end with the lookup index (ring_index.c). Equal positions go in
-** the order of a tie rule (ring_ties): node name, or join order either way.
+** All end with the lookup index (ring_index.c). Equal positions go in the
+** order of a tie rule (ring_ties): node name, or join order either way
+** (ring_points_set: the order made).
 **
 ** Labels (ring_label_*): the text a points ring hashes for point i of a
 ** node, from a template where %s is the node's name, %d the index i in
@@ -266,9 +267,10 @@ void ring_digest_points(const ring *r, uint32_t n, uint32_t nDigest,
   }
 }
 
-/* Put each run of equal positions of a (sorted, stably) in tie order:
-** by the nodes' tie rank, then in the order made. Runs are rare and
-** short: an insertion sort. */
+/* Put each run of equal positions of a (sorted stably, so each run is in
+** the order made) in tie order: by the nodes' tie rank, and one node's
+** points in the order made. Runs are rare and short: an insertion sort,
+** stable. */
 static void place_order_ties(const ring *r, ring_point *a, uint32_t n,
                              ring_ties ties){
   for(uint32_t i=1; i<n; i++){
@@ -277,8 +279,7 @@ static void place_order_ties(const ring *r, ring_point *a, uint32_t n,
     uint32_t rank = points_tie_rank(r, ties, p.node);
     uint32_t j = i;
     while( j>0 && a[j-1].pos==p.pos
-        && (points_tie_rank(r, ties, a[j-1].node)>rank
-            || (a[j-1].node==p.node && a[j-1].made>p.made)) ){
+        && points_tie_rank(r, ties, a[j-1].node)>rank ){
       a[j] = a[j-1];
       j--;
     }

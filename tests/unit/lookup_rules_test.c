@@ -365,6 +365,10 @@ static void test_table_rule(void){
   if( r==NULL ) return;
   CHECK( r->nodes[0].points==64 && r->nodes[1].points==0 );
   ring_release(r);
+
+  /* No point at all: no table either, and the build says so. */
+  CHECK( build_abc(&test_table, aStep, 0, RING_LOOKUP_TABLE, RING_TIES_NAME,
+                   64)==NULL );
 }
 
 /* Every allocation of each rule's build failing in turn: RING_NOMEM, and
