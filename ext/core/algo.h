@@ -330,9 +330,6 @@ void ring_digest_md5_dash(const ring_node *node, uint32_t i, uint64_t aPos[4]);
 /* Build r->index over r->positions (ring_points_* call it). */
 int ring_index_build(ring *r);
 
-/* The first point at or after pos, wrapping to 0 (r has points). */
-uint32_t ring_point_at(const ring *r, uint64_t pos);
-
 /*
 ** A check_commit for algorithms whose point counts are whole groups that a
 ** small vnodes can round down to 0 for every node (ketama's and

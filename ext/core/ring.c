@@ -386,10 +386,6 @@ uint32_t ring_units(const ring *r){
   }
 }
 
-uint32_t ring_point_at(const ring *r, uint64_t pos){
-  return ring_index_find(r, pos);
-}
-
 uint32_t ring_unit_of(const ring *r, uint64_t pos){
   const ring_algo *a = r->config.algo;
   if( a->unit_of ) return a->unit_of(r, pos);
