@@ -184,6 +184,10 @@ build/geometry_test: tests/unit/geometry_test.c $(CORE) $(HDR)
 	@mkdir -p build
 	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) $(INC) -o $@ tests/unit/geometry_test.c $(CORE) $(LIBS)
 
+build/lookup_rules_test: tests/unit/lookup_rules_test.c $(CORE) $(HDR)
+	@mkdir -p build
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) $(INC) -o $@ tests/unit/lookup_rules_test.c $(CORE) $(LIBS)
+
 # The benchmark links the ring core directly and loads chash.so for the
 # rest; with libmemcached-dev installed it also races libmemcached's ketama.
 BENCH_LM = $(shell pkg-config --exists libmemcached 2>/dev/null && echo \
@@ -200,11 +204,12 @@ TEST_TARGETS = test test-asan test-valgrind test-oom test-hard fuzz fuzz-replay 
                bench test-dist test-install test-sqlite-versions test-python test-node
 $(TEST_TARGETS): WERROR = -Werror
 
-test: deps $(LOADABLE) $(CLI) build/runner build/ring_test build/algos_test build/ring_points_test build/geometry_test
+test: deps $(LOADABLE) $(CLI) build/runner build/ring_test build/algos_test build/ring_points_test build/geometry_test build/lookup_rules_test
 	build/ring_test
 	build/algos_test
 	build/ring_points_test
 	build/geometry_test
+	build/lookup_rules_test
 	$(MAKE) --no-print-directory gen-check
 	build/runner --ext ./$(LOADABLE) tests/sql/*.test tests/gen/*.test
 	tests/harness/migration.sh ./$(LOADABLE)
@@ -265,7 +270,11 @@ build/asan/geometry_test: tests/unit/geometry_test.c $(CORE) $(HDR)
 	@mkdir -p build/asan
 	$(CC) $(STD) -O1 $(WARN) $(SAN) $(INC) -o $@ tests/unit/geometry_test.c $(CORE) $(LIBS)
 
-test-asan: deps build/asan/chash.so build/asan/runner build/asan/ring_test build/asan/algos_test build/asan/ring_points_test build/asan/geometry_test
+build/asan/lookup_rules_test: tests/unit/lookup_rules_test.c $(CORE) $(HDR)
+	@mkdir -p build/asan
+	$(CC) $(STD) -O1 $(WARN) $(SAN) $(INC) -o $@ tests/unit/lookup_rules_test.c $(CORE) $(LIBS)
+
+test-asan: deps build/asan/chash.so build/asan/runner build/asan/ring_test build/asan/algos_test build/asan/ring_points_test build/asan/geometry_test build/asan/lookup_rules_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/ring_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -274,6 +283,8 @@ test-asan: deps build/asan/chash.so build/asan/runner build/asan/ring_test build
 	  build/asan/ring_points_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/geometry_test
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  build/asan/lookup_rules_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/runner --ext ./build/asan/chash.so tests/sql/*.test tests/gen/*.test
 

@@ -91,13 +91,12 @@ static uint32_t envoy_node_positions(const ring *r, uint32_t n,
 }
 
 /* Set each node's points count by Envoy's running sums (sum: the sum of
-** the weights; byJoin[j]: the index of the node of join rank j). Returns
-** the number of points. */
-static uint64_t envoy_counts(ring *r, const uint32_t *byJoin, double sum){
+** the weights), in join order. Returns the number of points. */
+static uint64_t envoy_counts(ring *r, double sum){
   uint32_t n = r->n_nodes;
   double w_min = 1.0;
   for(uint32_t j=0; j<n; j++){
-    double w = r->nodes[byJoin[j]].weight * 1.0 / sum;
+    double w = r->nodes[r->by_join[j]].weight * 1.0 / sum;
     if( w<w_min ) w_min = w;
   }
   const envoy_config *c = RING_OWN_CONFIG(&r->config, envoy_config);
@@ -105,7 +104,7 @@ static uint64_t envoy_counts(ring *r, const uint32_t *byJoin, double sum){
   if( (double)c->max_ring<scale ) scale = (double)c->max_ring;
   double current = 0.0, target = 0.0;
   for(uint32_t j=0; j<n; j++){
-    ring_node *node = &r->nodes[byJoin[j]];
+    ring_node *node = &r->nodes[r->by_join[j]];
     target += scale * (node->weight * 1.0 / sum);
     uint32_t count = 0;
     while( current<target ){
@@ -124,10 +123,7 @@ static int envoy_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   double sum = 0.0;          /* exact: integers below 2^53 */
   for(uint32_t k=0; k<n; k++) sum += r->nodes[k].weight;
 
-  uint32_t *byJoin = ring_alloc(sizeof(uint32_t) * n);
-  if( byJoin==NULL ) return RING_NOMEM;
-  for(uint32_t k=0; k<n; k++) byJoin[r->nodes[k].join] = k;
-  uint64_t total = envoy_counts(r, byJoin, sum);
+  uint64_t total = envoy_counts(r, sum);
 
   /* In join order, so that the stable sort leaves ties to the first. */
   ring_point *aPoint = ring_alloc(sizeof(ring_point) * (total ? total : 1));
@@ -135,7 +131,7 @@ static int envoy_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   if( aPoint ){
     uint32_t m = 0;
     for(uint32_t j=0; j<n; j++){
-      uint32_t k = byJoin[j];
+      uint32_t k = r->by_join[j];
       char label[RING_MAX_NAME + 16];
       envoy_label_start(&r->nodes[k], label);
       for(uint32_t i=0; i<r->nodes[k].points; i++){
@@ -146,7 +142,6 @@ static int envoy_build(ring *r, const ring *prev, char *zErr, size_t nErr){
     }
     rc = ring_points_set(r, aPoint, m);
   }
-  ring_dealloc(byJoin);
   ring_dealloc(aPoint);
   return rc;
 }
@@ -155,7 +150,7 @@ static int envoy_build(ring *r, const ring *prev, char *zErr, size_t nErr){
 ** running sums) whatever the nodes, and max_ring is below RING_MAX_POINTS:
 ** count one per node for the write-time limits, as for an algorithm without
 ** points. */
-static int64_t envoy_max_points(const ring_config *cfg, double w){
+static int64_t envoy_point_budget(const ring_config *cfg, double w){
   (void)cfg; (void)w;
   return 1;
 }
@@ -221,7 +216,7 @@ const ring_algo algo_envoy_ring = {
   .unit_name = "points",
   .check_options = envoy_check_options,
   .check_weight = envoy_check_weight,
-  .max_points = envoy_max_points,
+  .point_budget = envoy_point_budget,
   .build = envoy_build,
   .node_positions = envoy_node_positions,
   .check_commit = envoy_check_commit,

@@ -50,7 +50,7 @@ static const char *groupcache_check_weight(const ring_config *cfg, double w){
   return NULL;
 }
 
-static int64_t groupcache_max_points(const ring_config *cfg, double w){
+static int64_t groupcache_point_budget(const ring_config *cfg, double w){
   (void)w;
   return cfg->vnodes;
 }
@@ -84,7 +84,7 @@ const ring_algo algo_groupcache = {
   .unit_name = "points",
   .check_options = groupcache_check_options,
   .check_weight = groupcache_check_weight,
-  .max_points = groupcache_max_points,
+  .point_budget = groupcache_point_budget,
   .build = groupcache_build,
   .node_positions = groupcache_node_positions,
   .doc = {

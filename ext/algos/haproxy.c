@@ -25,17 +25,12 @@
 ** rounded down: (end[k-1], end[k]] with end[k] = p[k] + floor(gap/2), gap
 ** being the distance to the next point (mod 2^32).
 **
-** The ring keeps those ends as its positions: then "the first position at
-** or after the key" is HAProxy's rule, and lookups, arcs, shares, diffs
-** and replica lists need nothing more. The points themselves, in the same
-** order, are the algorithm's state, for ch_points (point_token). The last
-** point's end can pass 2^32 and wrap: that end is then the lowest, and
-** the last point comes first in unit order.
+** That is the points library's nearest rule, half-way to the point before
+** (RING_LOOKUP_NEAREST_BEFORE, algo.h).
 */
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "algo.h"
 #include "options.h"
@@ -75,64 +70,32 @@ static uint32_t haproxy_point(const ring_node *node, uint32_t i){
   return haproxy_full_hash((node->join + 1u) * HAPROXY_ID_STRIDE + i);
 }
 
-static int haproxy_point_compare(const void *pa, const void *pb){
-  const ring_point *a = pa, *b = pb;
-  return (a->pos > b->pos) - (a->pos < b->pos);
+/* Points a server of weight w has (w is a whole number, checked). */
+static uint32_t haproxy_count(double w){
+  return HAPROXY_WEIGHT_SCALE * (uint32_t)w;
 }
 
 static int haproxy_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   (void)prev; (void)zErr; (void)nErr;
   uint32_t total = 0;
   for(uint32_t k=0; k<r->n_nodes; k++){
-    r->nodes[k].points = HAPROXY_WEIGHT_SCALE * (uint32_t)r->nodes[k].weight;
-    total += r->nodes[k].points;
+    total += haproxy_count(r->nodes[k].weight);
   }
   if( total==0 ) return RING_OK;
   ring_point *a = ring_alloc(sizeof(ring_point) * total);
-  uint32_t *aToken = ring_alloc(sizeof(uint32_t) * total);
-  if( a==NULL || aToken==NULL ){
-    ring_dealloc(a);
-    ring_dealloc(aToken);
-    return RING_NOMEM;
-  }
+  if( a==NULL ) return RING_NOMEM;
   uint32_t m = 0;
   for(uint32_t k=0; k<r->n_nodes; k++){
-    for(uint32_t i=0; i<r->nodes[k].points; i++){
+    for(uint32_t i=0; i<haproxy_count(r->nodes[k].weight); i++, m++){
       a[m].pos = haproxy_point(&r->nodes[k], i);
       a[m].node = k;
-      m++;
     }
   }
-  qsort(a, total, sizeof(ring_point), haproxy_point_compare);
-
-  /* Each point's end: half-way (rounded down) to the next point. The
-  ** points go to aToken in unit order: the last one first if its end
-  ** wraps past 2^32. */
-  uint32_t last = total - 1;
-  uint64_t lastEnd = a[last].pos + (((uint32_t)a[0].pos - (uint32_t)a[last].pos) / 2);
-  int bWrap = lastEnd > 0xffffffffu;
-  for(uint32_t k=0; k<total; k++){
-    aToken[(k + (uint32_t)bWrap) % total] = (uint32_t)a[k].pos;
-  }
-  for(uint32_t k=0; k<last; k++){
-    a[k].pos += (a[k+1].pos - a[k].pos) / 2;
-  }
-  a[last].pos = lastEnd & 0xffffffffu;
-  r->state = aToken;
-  int rc = ring_points_set(r, a, total);
+  static const ring_points_rule rule = {RING_LOOKUP_NEAREST_BEFORE,
+                                        RING_TIES_NAME, 0};
+  int rc = ring_points_place(r, a, total, &rule);
   ring_dealloc(a);
   return rc;
-}
-
-static uint64_t haproxy_point_token(const ring *r, uint32_t k){
-  return ((const uint32_t *)r->state)[k];
-}
-
-static uint32_t haproxy_node_positions(const ring *r, uint32_t n,
-                                       uint64_t *aPos){
-  const ring_node *node = &r->nodes[n];
-  for(uint32_t i=0; i<node->points; i++) aPos[i] = haproxy_point(node, i);
-  return 0;
 }
 
 /* A key's hash, through full_hash when avalanche is on. */
@@ -155,7 +118,7 @@ static const char *haproxy_check_weight(const ring_config *cfg, double w){
   return NULL;
 }
 
-static int64_t haproxy_max_points(const ring_config *cfg, double w){
+static int64_t haproxy_point_budget(const ring_config *cfg, double w){
   (void)cfg;
   if( w>HAPROXY_MAX_WEIGHT ) w = HAPROXY_MAX_WEIGHT;
   return HAPROXY_WEIGHT_SCALE * (int64_t)ceil(w);
@@ -183,11 +146,9 @@ const ring_algo algo_haproxy = {
   .unit_name = "points",
   .check_options = haproxy_check_options,
   .check_weight = haproxy_check_weight,
-  .max_points = haproxy_max_points,
+  .point_budget = haproxy_point_budget,
   .build = haproxy_build,
   .key_rule = haproxy_key_rule,
-  .node_positions = haproxy_node_positions,
-  .point_token = haproxy_point_token,
   .doc = {
     .summary = "HAProxy's `hash-type consistent`",
     .reproduces = "an HAProxy backend",

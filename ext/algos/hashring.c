@@ -19,17 +19,10 @@
 */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "algo.h"
 #include "options.h"
-
-static int hashring_join_compare(const void *pa, const void *pb){
-  const ring_node *a = *(const ring_node *const *)pa;
-  const ring_node *b = *(const ring_node *const *)pb;
-  return (a->join>b->join) - (a->join<b->join);
-}
 
 /* Set each node's points: 4 * floor(w / W * c * n), W summed in join order
 ** (aOrder), each step in double precision as JavaScript evaluates it. */
@@ -56,8 +49,7 @@ static int hashring_build(ring *r, const ring *prev, char *zErr,
   if( n==0 ) return RING_OK;
   const ring_node **aOrder = ring_alloc(sizeof(*aOrder) * n);
   if( aOrder==NULL ) return RING_NOMEM;
-  for(uint32_t k=0; k<n; k++) aOrder[k] = &r->nodes[k];
-  qsort(aOrder, n, sizeof(*aOrder), hashring_join_compare);
+  for(uint32_t j=0; j<n; j++) aOrder[j] = &r->nodes[r->by_join[j]];
   uint64_t total = hashring_counts(r, aOrder);
   if( total==0 ){
     ring_dealloc(aOrder);
@@ -83,7 +75,7 @@ static uint32_t hashring_node_positions(const ring *r, uint32_t n,
 
 /* Counts sum to at most vnodes per node (the floors of shares of
 ** vnodes * n), so vnodes per node bounds the ring's size. */
-static int64_t hashring_max_points(const ring_config *cfg, double w){
+static int64_t hashring_point_budget(const ring_config *cfg, double w){
   (void)w;
   return cfg->vnodes;
 }
@@ -112,7 +104,7 @@ const ring_algo algo_hashring = {
   .units = RING_UNITS_POINTS,
   .unit_name = "points",
   .check_options = hashring_check_options,
-  .max_points = hashring_max_points,
+  .point_budget = hashring_point_budget,
   .build = hashring_build,
   .node_positions = hashring_node_positions,
   .check_commit = ring_check_counts_round,

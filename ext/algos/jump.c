@@ -32,7 +32,7 @@ int ring_units_join_order(ring *r, const ring *prev, char *zErr, size_t nErr){
   (void)prev; (void)zErr; (void)nErr;
   int rc = ring_units_alloc(r, r->n_nodes);
   if( rc!=RING_OK ) return rc;
-  for(uint32_t k=0; k<r->n_nodes; k++) r->unit_owners[r->nodes[k].join] = k;
+  for(uint32_t j=0; j<r->n_nodes; j++) r->unit_owners[j] = r->by_join[j];
   return RING_OK;
 }
 

@@ -87,7 +87,7 @@ static uint32_t ketama_node_positions(const ring *r, uint32_t n,
 }
 
 /* The most a node can get is vnodes (all the weight, one node). */
-static int64_t ketama_max_points(const ring_config *cfg, double w){
+static int64_t ketama_point_budget(const ring_config *cfg, double w){
   (void)w;
   return cfg->vnodes;
 }
@@ -124,7 +124,7 @@ const ring_algo algo_ketama = {
   .units = RING_UNITS_POINTS,
   .unit_name = "points",
   .check_options = ketama_check_options,
-  .max_points = ketama_max_points,
+  .point_budget = ketama_point_budget,
   .build = ketama_build,
   .node_positions = ketama_node_positions,
   .check_commit = ring_check_counts_round,

@@ -16,14 +16,16 @@
 ** chain. Points are sorted, and of equal points nginx keeps only the first
 ** made (glibc's qsort is a stable merge sort), so the server listed
 ** earlier wins a tie and the other loses that point (its `points` counts
-** what it kept, and ch_replicas then walks servers in the order nginx
-** tries them when one fails). A key's position is the CRC-32 of its bytes
+** what it kept, ch_points numbers what it kept from 0 in chain order, and
+** ch_replicas walks servers in the order nginx tries them when one
+** fails). A chain that comes back to a value it made repeats itself from
+** there on: those repeats are ties the node loses to itself. A key's
+** position is the CRC-32 of its bytes
 ** (hash crc32a); it belongs to the first point at or after it, wrapping to
 ** the lowest point.
 */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -82,92 +84,34 @@ static uint32_t nginx_count(double w){
   return (uint32_t)w * NGINX_POINTS_PER_WEIGHT;
 }
 
-/* A point while the ring is built: position, owner, and its place in the
-** order nginx makes points (join order, then chain order). */
-typedef struct nginx_point {
-  uint64_t pos;
-  uint32_t node;
-  uint32_t made;
-} nginx_point;
-
-static int nginx_point_compare(const void *pa, const void *pb){
-  const nginx_point *a = pa, *b = pb;
-  if( a->pos!=b->pos ) return a->pos<b->pos ? -1 : 1;
-  return (a->made>b->made) - (a->made<b->made);
-}
-
-static int nginx_join_compare(const void *pa, const void *pb){
-  const ring_node *a = *(const ring_node *const *)pa;
-  const ring_node *b = *(const ring_node *const *)pb;
-  return (a->join>b->join) - (a->join<b->join);
-}
-
+/* The points of every server, each server's in chain order; of equal
+** points the server listed first keeps its point. */
 static int nginx_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   (void)prev; (void)zErr; (void)nErr;
-  uint32_t n = r->n_nodes;
   uint64_t total = 0;
-  for(uint32_t k=0; k<n; k++){
+  for(uint32_t k=0; k<r->n_nodes; k++){
     total += nginx_count(r->nodes[k].weight);
   }
   if( total==0 ) return RING_OK;
-
-  const ring_node **aOrder = ring_alloc(sizeof(*aOrder) * n);
-  nginx_point *aMade = ring_alloc(sizeof(nginx_point) * total);
-  ring_point *aPoint = ring_alloc(sizeof(ring_point) * total);
-  nginx_chain chain;
-  int rc = RING_NOMEM;
-  if( aOrder && aMade && aPoint ){
-    for(uint32_t k=0; k<n; k++) aOrder[k] = &r->nodes[k];
-    qsort(aOrder, n, sizeof(*aOrder), nginx_join_compare);
-    uint32_t m = 0;
-    for(uint32_t o=0; o<n; o++){
-      uint32_t k = (uint32_t)(aOrder[o] - r->nodes);
-      uint32_t count = nginx_count(r->nodes[k].weight);
-      nginx_chain_start(&chain, &r->nodes[k]);
-      for(uint32_t j=0; j<count; j++, m++){
-        aMade[m].pos = nginx_chain_next(&chain);
-        aMade[m].node = k;
-        aMade[m].made = m;
-      }
+  ring_point *a = ring_alloc(sizeof(ring_point) * total);
+  if( a==NULL ) return RING_NOMEM;
+  uint32_t m = 0;
+  for(uint32_t k=0; k<r->n_nodes; k++){
+    nginx_chain chain;
+    nginx_chain_start(&chain, &r->nodes[k]);
+    for(uint32_t j=0; j<nginx_count(r->nodes[k].weight); j++, m++){
+      a[m].pos = nginx_chain_next(&chain);
+      a[m].node = k;
     }
-    /* Sort, keep the first made of equal points, count what each kept. */
-    qsort(aMade, total, sizeof(nginx_point), nginx_point_compare);
-    uint32_t kept = 0;
-    for(uint32_t i=0; i<total; i++){
-      if( kept>0 && aPoint[kept-1].pos==aMade[i].pos ) continue;
-      aPoint[kept].pos = aMade[i].pos;
-      aPoint[kept].node = aMade[i].node;
-      r->nodes[aMade[i].node].points++;
-      kept++;
-    }
-    rc = ring_points_set(r, aPoint, kept);
   }
-  ring_dealloc(aOrder);
-  ring_dealloc(aMade);
-  ring_dealloc(aPoint);
+  static const ring_points_rule rule = {RING_LOOKUP_SUCCESSOR,
+                                        RING_TIES_FIRST, 0};
+  int rc = ring_points_place(r, a, m, &rule);
+  ring_dealloc(a);
   return rc;
 }
 
-/* Node n's points in chain order, without those it lost to a tie (they
-** are not on the ring), numbered from 0 in that order. A chain that came
-** back to a value it made before repeats itself from there on, and those
-** repeats are not on the ring either: all the node kept comes before, so
-** the walk stops when it has them all. */
-static uint32_t nginx_node_positions(const ring *r, uint32_t n,
-                                     uint64_t *aPos){
-  nginx_chain chain;
-  uint32_t count = nginx_count(r->nodes[n].weight);
-  uint32_t kept = 0;
-  nginx_chain_start(&chain, &r->nodes[n]);
-  for(uint32_t j=0; j<count && kept<r->nodes[n].points; j++){
-    uint32_t pos = nginx_chain_next(&chain);
-    uint32_t i = ring_point_at(r, pos);
-    if( r->positions[i]==pos && r->owners[i]==n ) aPos[kept++] = pos;
-  }
-  return 0;
-}
-
-static int64_t nginx_max_points(const ring_config *cfg, double w){
+static int64_t nginx_point_budget(const ring_config *cfg, double w){
   (void)cfg;
   return (int64_t)w * NGINX_POINTS_PER_WEIGHT;   /* at most 1.6e11 */
 }
@@ -199,9 +143,8 @@ const ring_algo algo_nginx = {
   .unit_name = "points",
   .check_options = nginx_check_options,
   .check_weight = nginx_check_weight,
-  .max_points = nginx_max_points,
+  .point_budget = nginx_point_budget,
   .build = nginx_build,
-  .node_positions = nginx_node_positions,
   .doc = {
     .summary = "nginx's `hash $key consistent`",
     .reproduces = "an nginx upstream",

@@ -119,7 +119,7 @@ static uint32_t redis_node_positions(const ring *r, uint32_t n,
   return 0;
 }
 
-static int64_t redis_max_points(const ring_config *cfg, double w){
+static int64_t redis_point_budget(const ring_config *cfg, double w){
   (void)cfg; (void)w;
   return 1;
 }
@@ -182,7 +182,7 @@ const ring_algo algo_redis_cluster = {
   .unit_name = "points",
   .check_options = redis_check_options,
   .check_weight = redis_check_weight,
-  .max_points = redis_max_points,
+  .point_budget = redis_point_budget,
   .build = redis_build,
   .key_rule = redis_key_rule,
   .key_bits = 14,

@@ -59,7 +59,8 @@ static const ring_option vnodes_options[] = {
 _Static_assert(sizeof(vnodes_config)<=RING_OWN_CONFIG_BYTES,
                "ring's options fit the config's own block");
 
-static int64_t vnodes_max_points(const ring_config *cfg, double w){
+/* A node of weight w gets round(vnodes*w) points: its budget is its count. */
+static int64_t vnodes_count(const ring_config *cfg, double w){
   double p = round((double)cfg->vnodes * w);   /* half away from zero */
   if( p<1.0 ) return 1;
   return (int64_t)p;          /* at most 1e14: vnodes x RING_MAX_WEIGHT */
@@ -82,7 +83,7 @@ static uint32_t vnodes_node_positions(const ring *r, uint32_t n,
 static int vnodes_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   (void)zErr; (void)nErr;
   for(uint32_t n=0; n<r->n_nodes; n++){
-    r->nodes[n].points = (uint32_t)vnodes_max_points(&r->config,
+    r->nodes[n].points = (uint32_t)vnodes_count(&r->config,
                                                      r->nodes[n].weight);
   }
   return ring_points_build(r, prev, vnodes_hash_node,
@@ -96,7 +97,7 @@ const ring_algo algo_ring = {
   .own_options = vnodes_options,
   .units = RING_UNITS_POINTS,
   .unit_name = "points",
-  .max_points = vnodes_max_points,
+  .point_budget = vnodes_count,
   .build = vnodes_build,
   .node_positions = vnodes_node_positions,
   .doc = {

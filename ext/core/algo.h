@@ -9,25 +9,35 @@
 ** descriptor; nothing outside the algorithm file names an algorithm.
 **
 ** The ring core (ring.c) gives every build a ring whose nodes are set up:
-** sorted by name (bytewise), with name, weight and join rank, points 0.
-** The build fills in the placement in one of three shapes (`units`):
+** sorted by name (bytewise), with name, weight and join rank, points 0,
+** and r->by_join listing them in the order they joined. The build fills
+** in the placement in one of three shapes (`units`):
 **
 **   RING_UNITS_POINTS   a sorted array of points: r->positions (ascending)
-**                       and r->owners. Fill them with ring_points_set (or,
-**                       for the ring algorithm, ring_points_build, which
-**                       reuses a previous ring's points). A key belongs to
-**                       the first point at or after its position, wrapping
-**                       to point 0, unless the descriptor has a lookup.
+**                       and r->owners. Fill them with ring_points_place,
+**                       which takes the points in the order they were made
+**                       and a rule: where a key goes among them (the first
+**                       point at or after it, the last at or below, the
+**                       nearest, ...) and which of equal points wins. A key
+**                       belongs to the first position at or after its own,
+**                       wrapping to position 0, unless the descriptor has
+**                       a lookup. (ring_points_set and ring_points_build
+**                       are the older, narrower ways: see below.)
 **   RING_UNITS_SLOTS    a table: r->unit_owners[s] for s < r->n_units; a
 **                       key belongs to slot position mod n_units, unless
-**                       the descriptor has a unit_of.
+**                       the descriptor has a unit_of. ring_points_place
+**                       with the table rule samples points into one.
 **   RING_UNITS_BUCKETS  r->unit_owners[b] for b < r->n_units, and a
 **                       unit_of that picks the bucket of a position.
 **   RING_UNITS_NONE     no units: the descriptor's lookup (and score, for
 **                       ch_replicas) place keys.
 **
 ** State an algorithm needs beyond that (per-node hashes, say) goes in
-** r->state: one block from ring_alloc, freed with the ring.
+** r->state: one block from ring_alloc, freed with the ring. Every hook
+** gets the ring, so every hook reaches it: keep there what a hook would
+** otherwise recompute (per node, index it by node index). What the points
+** library keeps (tokens, replica numbers, join order) is in the ring
+** itself and needs no state.
 */
 #ifndef CHASH_ALGO_H
 #define CHASH_ALGO_H
@@ -101,9 +111,13 @@ struct ring_algo {
   ** function: every such weight. */
   const char *(*check_weight)(const ring_config *cfg, double w);
 
-  /* The most points a node of weight w can get, so that writes can keep
-  ** a ring under RING_MAX_POINTS. NULL: 0 (no points). */
-  int64_t (*max_points)(const ring_config *cfg, double w);
+  /* What a node of weight w counts against RING_MAX_POINTS, when a node
+  ** is written and when a ring is built: a budget, not what the node gets
+  ** (ketama's count depends on the other nodes; envoy_ring's ring size is
+  ** bounded by max_ring, so each node counts 1). The budgets of a ring's
+  ** nodes, summed, must bound the points its build allocates. NULL: 0
+  ** (no points). */
+  int64_t (*point_budget)(const ring_config *cfg, double w);
 
   /* Can it hold n nodes? NULL, or a message in zErr. NULL function: yes. */
   const char *(*check_count)(const ring_config *cfg, uint64_t n, char *zErr,
@@ -136,18 +150,11 @@ struct ring_algo {
   ** diffs then live in [0, 2^key_bits). 0: hash_space_bits of the hash. */
   unsigned key_bits;
 
-  /* POINTS: node n's point positions in the order it makes them, into
-  ** aPos (r->nodes[n].points entries); returns the replica number of
-  ** aPos[0] (ch_points' replica column). */
+  /* POINTS, for rings built without ring_points_place (which keeps each
+  ** point's replica number in r->replicas): node n's point positions in
+  ** the order it makes them, into aPos (r->nodes[n].points entries);
+  ** returns the replica number of aPos[0] (ch_points' replica column). */
   uint32_t (*node_positions)(const ring *r, uint32_t n, uint64_t *aPos);
-
-  /* POINTS: the token ch_points shows for unit k, when r->positions are
-  ** not the points themselves. An algorithm whose key goes to the nearest
-  ** point (not the first at or after) makes r->positions the last
-  ** position each point owns, so that lookups, arcs, shares and diffs work
-  ** unchanged, and gives the points here; node_positions makes the same
-  ** tokens. NULL: r->positions[k]. */
-  uint64_t (*point_token)(const ring *r, uint32_t k);
 
   /* SLOTS: a number ch_points shows in the replica column for slot s (the
   ** step of its owner's preference list that took it). NULL: none. */
@@ -191,14 +198,80 @@ void ring_dealloc(void *p);
 typedef struct ring_point {
   uint64_t pos;
   uint32_t node;           /* index in r->nodes */
+  uint32_t made;           /* ring_points_place's scratch: its place in the
+                           ** order the points were made */
 } ring_point;
+
+/*
+** Where a key goes among a ring's points (ring_points_place). Positions
+** and distances are taken in the ring's space [0, top], wrapping.
+*/
+typedef enum ring_lookup_rule {
+  RING_LOOKUP_SUCCESSOR = 0,   /* the first point at or after the key,
+                               ** wrapping to the lowest point */
+  RING_LOOKUP_ABOVE,           /* the first point strictly above the key,
+                               ** wrapping to the lowest (Python's
+                               ** bisect_right) */
+  RING_LOOKUP_PREDECESSOR,     /* the last point at or below the key,
+                               ** wrapping to the highest point */
+  RING_LOOKUP_NEAREST_BEFORE,  /* the nearer of the point at or after the
+                               ** key and the one before it; a key exactly
+                               ** half-way goes to the one before (HAProxy) */
+  RING_LOOKUP_NEAREST_AFTER,   /* the same, half-way to the one after */
+  RING_LOOKUP_TABLE            /* a table of `table` entries: entry i is the
+                               ** owner, under SUCCESSOR, of position
+                               ** i * floor(top / table); a key goes to entry
+                               ** position mod table (PHP memcache: 1,024) */
+} ring_lookup_rule;
+
+/* How ring_points_place makes a placement of points. */
+typedef struct ring_points_rule {
+  ring_lookup_rule lookup;
+  ring_ties ties;          /* which of equal points stays: the node first
+                           ** by name, or that joined first or last; one
+                           ** node's own equal points: the first made */
+  uint32_t table;          /* RING_LOOKUP_TABLE: the entries, >= 1 */
+} ring_points_rule;
+
+/*
+** Make the n points of a r's placement under rule. The build makes the
+** points in any order of nodes, each node's in the order of its replica
+** numbers (0, 1, ...), and leaves `points` and `made` to this.
+**
+** Of equal points, the one rule->ties picks stays and the others leave
+** the ring; each node's `points` is set to the number it kept, and
+** ch_points numbers them 0, 1, ... in the order they were made
+** (r->replicas).
+**
+** POINTS rings: a key belongs to the first of r->positions at or after
+** it, so each position is where a point's arc ends: the point itself
+** under SUCCESSOR, else the last position the rule gives point p (ABOVE:
+** p - 1; PREDECESSOR: the next point - 1; NEAREST_BEFORE: p + floor(g/2)
+** and NEAREST_AFTER: p + floor((g-1)/2), g the distance to the next
+** point; all wrapping in [0, top]). The points are then r->tokens, in the
+** same order, which is the order of the ends: where an end wraps past top
+** (the highest point's under PREDECESSOR and NEAREST, a point at 0 under
+** ABOVE), that point comes first (or last). ch_points lists the tokens,
+** ch_arcs the arcs (end of the unit before, own end], an arc across the
+** drop of signed values as two rows, and lookups, shares, ch_diff and
+** ch_replicas follow from the ends.
+**
+** SLOTS rings (RING_LOOKUP_TABLE): r->unit_owners holds the table,
+** r->n_units = rule->table, each node's `points` counts its entries, and
+** the points are not kept.
+**
+** RING_OK or RING_NOMEM; a is scratch afterwards.
+*/
+int ring_points_place(ring *r, ring_point *a, uint32_t n,
+                      const ring_points_rule *rule);
 
 /*
 ** Sort the n points of a by position, stably (so points that tie keep the
 ** order they were made in: make the winner of a tie first), and make them
 ** r's points: r->positions, r->owners, r->n_points, the lookup index.
-** Each node's `points` is left as the build set it. RING_OK or
-** RING_NOMEM; a is scratch afterwards.
+** Equal points all stay (the later ones own nothing). Each node's
+** `points` is left as the build set it, and ch_points numbers points by
+** node_positions. RING_OK or RING_NOMEM; a is scratch afterwards.
 */
 int ring_points_set(ring *r, ring_point *a, uint32_t n);
 
@@ -237,13 +310,17 @@ void ring_label_hash(const ring *r, uint32_t n, const char *zLabel,
 ** node's points 4i .. 4i+3. ring_points_digests makes digests 0 ..
 ** points/4-1 of every node, in the order of aOrder (all of r's nodes,
 ** those whose equal points should win first), nTotal points in all, and
-** sets them as r's points; ring_digest_positions is a node_positions hook
-** over the same digests (replica 4i+w is word w of digest i).
+** sets them as r's points (ring_points_set); ring_digest_positions is a
+** node_positions hook over the same digests (replica 4i+w is word w of
+** digest i). ring_digest_points makes node n's points 4i+w (digests
+** 0 .. nDigest-1) into a, for ring_points_place.
 */
 typedef void (*ring_digest_fn)(const ring_node *node, uint32_t i,
                                uint64_t aPos[4]);
 int ring_points_digests(ring *r, const ring_node *const *aOrder,
                         uint64_t nTotal, ring_digest_fn digest);
+void ring_digest_points(const ring *r, uint32_t n, uint32_t nDigest,
+                        ring_digest_fn digest, ring_point *a);
 uint32_t ring_digest_positions(const ring *r, uint32_t n,
                                ring_digest_fn digest, uint64_t *aPos);
 
@@ -252,9 +329,6 @@ void ring_digest_md5_dash(const ring_node *node, uint32_t i, uint64_t aPos[4]);
 
 /* Build r->index over r->positions (ring_points_* call it). */
 int ring_index_build(ring *r);
-
-/* The first point at or after pos, wrapping to 0 (r has points). */
-uint32_t ring_point_at(const ring *r, uint64_t pos);
 
 /*
 ** A check_commit for algorithms whose point counts are whole groups that a

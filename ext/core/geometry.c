@@ -76,6 +76,10 @@ static replica_entry *node_replicas(const ring *r, uint32_t n){
 */
 int point_replica(point_replicas *p, uint32_t k, uint32_t *pReplica){
   const ring *r = p->r;
+  if( r->replicas ){
+    *pReplica = r->replicas[k];
+    return RING_OK;
+  }
   uint32_t n = r->owners[k];
   if( p->aNode[n]==NULL ){
     p->aNode[n] = node_replicas(r, n);

@@ -102,20 +102,21 @@ static inline int point_arc(const ring *r, uint64_t top, uint32_t k,
   return 1;
 }
 
-/* The token ch_points shows for point k: the descriptor's point_token
-** where r->positions are the ends of the points' arcs rather than the
-** points (algo.h), else the position. Inline: once per row. */
+/* The token ch_points shows for point k: the point, where r->positions
+** are the ends of the points' arcs rather than the points (lookup rules
+** other than the successor's, ring_points_place), else the position.
+** Inline: once per row. */
 static inline uint64_t ring_point_token(const ring *r, uint32_t k){
-  const ring_algo *a = r->config.algo;
-  return a->point_token ? a->point_token(r, k) : r->positions[k];
+  return r->tokens ? r->tokens[k] : r->positions[k];
 }
 
 /* -------------------------------------------------- point replicas */
 
 /*
-** A points ring keeps no replica numbers (memory), so they are made again
-** on demand: a node's positions (its descriptor's node_positions), sorted
-** as the ring sorts them, once per node asked about.
+** The replica numbers of a ring built by ring_points_place are in
+** r->replicas. Other points rings keep none (memory), so they are made
+** again on demand: a node's positions (its descriptor's node_positions),
+** sorted as the ring sorts them, once per node asked about.
 */
 typedef struct replica_entry replica_entry;
 typedef struct point_replicas {

@@ -4,10 +4,10 @@
 **
 ** xxHash comes from Debian's libxxhash-dev and is inlined here
 ** (XXH_INLINE_ALL), so chash.so has no runtime dependency on libxxhash.
-** MD5 is nettle's and CRC-32 is zlib's (chash.so links both); the small
-** twemproxy/libmemcached hashes and Redis's CRC-16 are in keyhash.c. The
-** hash_tag rule (which bytes of a key are hashed) is here too; the
-** streams that hash a key given in pieces are in hash_stream.c.
+** MD5 and SHA-1 are nettle's and CRC-32 is zlib's (chash.so links both);
+** the small twemproxy/libmemcached hashes and Redis's CRC-16 are in
+** keyhash.c. The hash_tag rule (which bytes of a key are hashed) is here
+** too; the streams that hash a key given in pieces are in hash_stream.c.
 */
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +16,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 #include <nettle/md5.h>
+#include <nettle/sha1.h>
 #include <zlib.h>
 
 #include "hash.h"
@@ -110,6 +111,13 @@ void hash_md5(const void *pData, size_t nData, unsigned char digest[16]){
   md5_init(&ctx);
   md5_update(&ctx, nData, pData);
   md5_digest(&ctx, MD5_DIGEST_SIZE, digest);
+}
+
+void hash_sha1(const void *pData, size_t nData, unsigned char digest[20]){
+  struct sha1_ctx ctx;
+  sha1_init(&ctx);
+  sha1_update(&ctx, nData, pData);
+  sha1_digest(&ctx, SHA1_DIGEST_SIZE, digest);
 }
 
 const void *hash_tag_part(const char tag[2], const void *pKey, size_t nKey,

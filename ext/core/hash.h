@@ -112,8 +112,20 @@ uint64_t hash_stream_end(hash_stream *s);
 const void *hash_tag_part(const char tag[2], const void *pKey, size_t nKey,
                           size_t *pN);
 
+/*
+** Point hashes: digests that algorithms make points from, and that are not
+** key hashes (not in the hash_id table, so no `hash` option names them
+** and no list of hashes shows them). An algorithm that needs another
+** (a point-only hash) adds its function here, beside these, through a
+** library the build already links.
+*/
+
 /* The 16-byte MD5 digest of nData bytes at pData (ketama's points). */
 void hash_md5(const void *pData, size_t nData, unsigned char digest[16]);
+
+/* The 20-byte SHA-1 digest of nData bytes at pData (nettle's; Dalli's
+** points are the first 8 hex digits of the SHA-1 of "server:i"). */
+void hash_sha1(const void *pData, size_t nData, unsigned char digest[20]);
 
 /* The MD5 digest of nData bytes at pData as four 32-bit words, each read
 ** little-endian: the 4 points of a ketama, hashring or Dubbo digest (word

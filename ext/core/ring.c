@@ -67,9 +67,9 @@ void ring_keys_of(const ring_config *cfg, ring_keys *k){
   if( cfg->algo->key_rule ) cfg->algo->key_rule(cfg, k);
 }
 
-int64_t ring_node_points(const ring_config *cfg, double w){
+int64_t ring_point_budget(const ring_config *cfg, double w){
   if( !(w>0.0) || !isfinite(w) || w>RING_MAX_WEIGHT ) return -1;
-  return cfg->algo->max_points ? cfg->algo->max_points(cfg, w) : 0;
+  return cfg->algo->point_budget ? cfg->algo->point_budget(cfg, w) : 0;
 }
 
 const char *ring_check_weight(const ring_config *cfg, double w){
@@ -196,6 +196,8 @@ void ring_release(ring *r){
   if( r==NULL || --r->refs>0 ) return;
   ring_free(r->positions);
   ring_free(r->owners);
+  ring_free(r->tokens);
+  ring_free(r->replicas);
   ring_free(r->index);
   ring_free(r->unit_owners);
   ring_free(r->state);
@@ -300,7 +302,7 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
       ring_free(aSorted);
       return RING_INVALID;
     }
-    int64_t pts = ring_node_points(cfg, p->weight);
+    int64_t pts = ring_point_budget(cfg, p->weight);
     const char *zWeight = pts<0 ? NULL : ring_check_weight(cfg, p->weight);
     if( pts<0 || zWeight ){
       ring_quote_name(zName, sizeof(zName), p->name, p->name_len);
@@ -323,8 +325,10 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
     nNameBytes += p->name_len + 1;
   }
 
-  /* One allocation for the ring, its nodes and their names. */
-  size_t nAlloc = sizeof(ring) + sizeof(ring_node)*n + nNameBytes;
+  /* One allocation for the ring, its nodes, their join order and their
+  ** names. */
+  size_t nAlloc = sizeof(ring) + sizeof(ring_node)*n + sizeof(uint32_t)*n
+                + nNameBytes;
   ring *r = ring_malloc(nAlloc);
   if( r==NULL ){
     ring_free(aSorted);
@@ -335,9 +339,10 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
   ring_keys_of(cfg, &r->keys);
   r->n_nodes = n;
   r->nodes = (ring_node *)&r[1];
+  r->by_join = (uint32_t *)&r->nodes[n];
   r->version = -1;
   r->refs = 1;
-  char *zNames = (char *)&r->nodes[n];
+  char *zNames = (char *)&r->by_join[n];
   for(uint32_t i=0; i<n; i++){
     const ring_input *p = aSorted[i];
     ring_node *node = &r->nodes[i];
@@ -347,6 +352,7 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
     node->name_len = p->name_len;
     node->weight = p->weight;
     node->join = (uint32_t)(p - aInput);
+    r->by_join[node->join] = i;
     node->points = 0;
     node->share = 0.0;
     zNames += p->name_len + 1;
@@ -354,9 +360,10 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
 
   ring_free(aSorted);
   int rc = cfg->algo->build(r, prev, zErr, nErr);
-  /* A points ring without a point could place nothing: the algorithm
-  ** says why (ketama's rounding), this is the last guard. */
-  if( rc==RING_OK && ring_has_points(r) && n>0 && r->n_points==0 ){
+  /* A ring of points or slots without one could place nothing: the
+  ** algorithm says why (ketama's rounding), this is the last guard. */
+  if( rc==RING_OK && n>0 && cfg->algo->units!=RING_UNITS_NONE
+   && ring_units(r)==0 ){
     snprintf(zErr, nErr, "algorithm %s gives none of the %u nodes a point",
              cfg->algo->name, n);
     rc = RING_INVALID;
@@ -377,10 +384,6 @@ uint32_t ring_units(const ring *r){
     case RING_UNITS_NONE:   return 0;
     default:                return r->n_units;
   }
-}
-
-uint32_t ring_point_at(const ring *r, uint64_t pos){
-  return ring_index_find(r, pos);
 }
 
 uint32_t ring_unit_of(const ring *r, uint64_t pos){

@@ -70,7 +70,8 @@ typedef struct ring_node {
   const char *name;        /* NUL-terminated, owned by the ring */
   uint32_t name_len;       /* bytes in name, without the NUL */
   double weight;
-  uint32_t join;           /* rank in the order the nodes joined: 0, 1, ... */
+  uint32_t join;           /* rank in the order the nodes joined: 0, 1, ...
+                           ** (r->by_join is the other way round) */
   uint32_t points;         /* points on the ring, or slots in a table */
   double share;            /* exact fraction of the hash space owned */
 } ring_node;
@@ -81,13 +82,22 @@ typedef struct ring {
   uint32_t n_nodes;
   ring_node *nodes;        /* sorted by name, bytewise */
   uint32_t n_points;       /* points rings (algo.h): */
-  uint64_t *positions;     /*   n_points positions, ascending */
+  uint64_t *positions;     /*   n_points positions, ascending: where each
+                           **   point's arc ends (the points themselves
+                           **   under the successor rule) */
   uint32_t *owners;        /*   owners[i]: index in nodes of point i */
   uint32_t *index;         /*   first point of each bucket of positions */
   unsigned index_shift;    /*   a position's bucket: pos >> index_shift, */
   uint32_t index_last;     /*   at most index_last (ring_index.c) */
   uint32_t n_units;        /* slots and buckets rings: */
   uint32_t *unit_owners;   /*   unit -> index in nodes */
+  uint64_t *tokens;        /* points rings: the points, when positions are
+                           ** not (lookup rules other than the successor's,
+                           ** ring_points_place); else NULL */
+  uint32_t *replicas;      /* points rings: each point's number among its
+                           ** node's points, or NULL (node_positions) */
+  uint32_t *by_join;       /* by_join[j]: index in nodes of the node of
+                           ** join rank j (nodes in the order they joined) */
   void *state;             /* the algorithm's own, one block (algo.h) */
   int64_t version;         /* set by the loader: ring version, -1 if none */
   int refs;                /* reference count; freed when it drops to 0 */
@@ -127,11 +137,11 @@ const char *ring_algorithm_list(char *zOut, size_t nOut);
 ** then what the algorithm's key_rule adds. */
 void ring_keys_of(const ring_config *cfg, ring_keys *k);
 
-/* The most points a node of weight w can get under cfg (0 for
-** algorithms without points). Returns -1 if w is not a positive finite
-** number no larger than RING_MAX_WEIGHT, and the count even when it is
-** over RING_MAX_POINTS (callers check). */
-int64_t ring_node_points(const ring_config *cfg, double w);
+/* What a node of weight w counts against RING_MAX_POINTS under cfg (the
+** descriptor's point_budget; 0 for algorithms without points). Returns -1
+** if w is not a positive finite number no larger than RING_MAX_WEIGHT,
+** and the budget even when it is over RING_MAX_POINTS (callers check). */
+int64_t ring_point_budget(const ring_config *cfg, double w);
 
 /*
 ** Check a node name: 1..RING_MAX_NAME bytes of valid UTF-8 without NUL.

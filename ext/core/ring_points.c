@@ -2,12 +2,17 @@
 ** ring_points.c: sorted point arrays, the shape most rings have (algo.h).
 **
 ** r->positions and r->owners list every point in ring order: by position,
-** and on equal positions in the order the algorithm made them. Two ways
+** and on equal positions in the order the algorithm made them. Three ways
 ** to fill them:
 **
-**   ring_points_set    the algorithm made every point: sort them (LSD
+**   ring_points_place  the algorithm made every point: sort them (LSD
 **                      radix sort on the position: stable, so ties keep
-**                      the order they were made in);
+**                      the order they were made in), keep the winner of
+**                      each tie, number each node's points, and turn them
+**                      into positions under a lookup rule (where each
+**                      point's arc ends) or into a table;
+**   ring_points_set    the same sort, every point kept, successor rule
+**                      only (ketama, hashring, envoy_ring, redis_cluster);
 **   ring_points_build  the algorithm hashes each node's points on demand
 **                      (the virtual-node ring): a previous ring of the
 **                      same config already holds the points of every node
@@ -18,8 +23,9 @@
 **                      costs a copy of the array instead of 160,000
 **                      hashes and a sort.
 **
-** Both end with the lookup index (ring_index.c). Equal positions go in
-** the order of a tie rule (ring_ties): node name, or join order either way.
+** All end with the lookup index (ring_index.c). Equal positions go in the
+** order of a tie rule (ring_ties): node name, or join order either way
+** (ring_points_set: the order made).
 **
 ** Labels (ring_label_*): the text a points ring hashes for point i of a
 ** node, from a template where %s is the node's name, %d the index i in
@@ -238,6 +244,176 @@ int ring_points_set(ring *r, ring_point *a, uint32_t n){
   return ring_index_build(r);
 }
 
+/* Node n's place in the order of tie rule ties: the lower wins a tie. */
+static uint32_t points_tie_rank(const ring *r, ring_ties ties, uint32_t n){
+  switch( ties ){
+    case RING_TIES_FIRST: return r->nodes[n].join;
+    case RING_TIES_LAST:  return r->n_nodes - 1 - r->nodes[n].join;
+    default:              return n;              /* name order */
+  }
+}
+
+/* ------------------------------------------------- ring_points_place */
+
+void ring_digest_points(const ring *r, uint32_t n, uint32_t nDigest,
+                        ring_digest_fn digest, ring_point *a){
+  for(uint32_t i=0; i<nDigest; i++){
+    uint64_t aPos[4];
+    digest(&r->nodes[n], i, aPos);
+    for(uint32_t w=0; w<4; w++){
+      a[4*i+w].pos = aPos[w];
+      a[4*i+w].node = n;
+    }
+  }
+}
+
+/* Put each run of equal positions of a (sorted stably, so each run is in
+** the order made) in tie order: by the nodes' tie rank, and one node's
+** points in the order made. Runs are rare and short: an insertion sort,
+** stable. */
+static void place_order_ties(const ring *r, ring_point *a, uint32_t n,
+                             ring_ties ties){
+  for(uint32_t i=1; i<n; i++){
+    if( a[i].pos!=a[i-1].pos ) continue;
+    ring_point p = a[i];
+    uint32_t rank = points_tie_rank(r, ties, p.node);
+    uint32_t j = i;
+    while( j>0 && a[j-1].pos==p.pos
+        && points_tie_rank(r, ties, a[j-1].node)>rank ){
+      a[j] = a[j-1];
+      j--;
+    }
+    a[j] = p;
+  }
+}
+
+/* Keep the first point of each run of equal positions of a: returns how
+** many are left. */
+static uint32_t place_drop_ties(ring_point *a, uint32_t n){
+  uint32_t m = 0;
+  for(uint32_t i=0; i<n; i++){
+    if( m>0 && a[m-1].pos==a[i].pos ) continue;
+    a[m++] = a[i];
+  }
+  return m;
+}
+
+/*
+** Each kept point's replica number into aReplica (m entries, in a's
+** order): its rank among its node's kept points in the order made. Sets
+** each node's `points`. nMade is how many points were made.
+*/
+static int place_number(ring *r, const ring_point *a, uint32_t m,
+                        uint32_t nMade, uint32_t *aReplica){
+  uint32_t *aAt = ring_alloc(sizeof(uint32_t) * nMade);  /* made -> kept */
+  if( aAt==NULL ) return RING_NOMEM;
+  for(uint32_t i=0; i<nMade; i++) aAt[i] = UINT32_MAX;
+  for(uint32_t k=0; k<m; k++) aAt[a[k].made] = k;
+  for(uint32_t n=0; n<r->n_nodes; n++) r->nodes[n].points = 0;
+  for(uint32_t i=0; i<nMade; i++){
+    uint32_t k = aAt[i];
+    if( k!=UINT32_MAX ) aReplica[k] = r->nodes[a[k].node].points++;
+  }
+  ring_dealloc(aAt);
+  return RING_OK;
+}
+
+/* The last position point k of the m sorted, distinct points of a owns
+** under rule lookup, in the space [0, top]. */
+static uint64_t place_arc_end(const ring_point *a, uint32_t m, uint32_t k,
+                              ring_lookup_rule lookup, uint64_t top){
+  uint64_t p = a[k].pos;
+  uint64_t next = a[k+1<m ? k+1 : 0].pos;
+  uint64_t gap = (next - p) & top;       /* 0: the only point */
+  switch( lookup ){
+    case RING_LOOKUP_ABOVE:          return (p - 1) & top;
+    case RING_LOOKUP_PREDECESSOR:    return (next - 1) & top;
+    case RING_LOOKUP_NEAREST_BEFORE: return (p + gap/2) & top;
+    case RING_LOOKUP_NEAREST_AFTER:  return (p + (gap ? (gap-1)/2 : 0)) & top;
+    default:                         return p;
+  }
+}
+
+/* The table rule: entry i is the owner, under the successor rule, of
+** position i*step; a walk over the m sorted points and the entries
+** together. Each node's `points` counts its entries. */
+static int place_table(ring *r, const ring_point *a, uint32_t m,
+                       uint32_t nEntry, uint64_t top){
+  int rc = ring_units_alloc(r, nEntry);
+  if( rc!=RING_OK ) return rc;
+  uint64_t step = top / nEntry;
+  uint32_t k = 0;
+  for(uint32_t n=0; n<r->n_nodes; n++) r->nodes[n].points = 0;
+  for(uint32_t i=0; i<nEntry; i++){
+    uint64_t pos = step * i;
+    while( k<m && a[k].pos<pos ) k++;
+    uint32_t owner = a[k<m ? k : 0].node;
+    r->unit_owners[i] = owner;
+    r->nodes[owner].points++;
+  }
+  return RING_OK;
+}
+
+int ring_points_place(ring *r, ring_point *a, uint32_t n,
+                      const ring_points_rule *rule){
+  unsigned bits = ring_space_bits(&r->config);
+  uint64_t top = bits==64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+  for(uint32_t i=0; i<n; i++) a[i].made = i;
+  int rc = sort_points(a, n);
+  if( rc!=RING_OK ) return rc;
+  place_order_ties(r, a, n, rule->ties);
+  uint32_t m = place_drop_ties(a, n);
+  if( m==0 ){
+    for(uint32_t k=0; k<r->n_nodes; k++) r->nodes[k].points = 0;
+    return RING_OK;
+  }
+  if( rule->lookup==RING_LOOKUP_TABLE ){
+    return place_table(r, a, m, rule->table, top);
+  }
+
+  uint32_t *aReplica = ring_alloc(sizeof(uint32_t) * m);
+  if( aReplica==NULL ) return RING_NOMEM;
+  rc = place_number(r, a, m, n, aReplica);
+  r->positions = ring_alloc(sizeof(uint64_t) * m);
+  r->owners = ring_alloc(sizeof(uint32_t) * m);
+  r->replicas = ring_alloc(sizeof(uint32_t) * m);
+  if( rule->lookup!=RING_LOOKUP_SUCCESSOR ){
+    r->tokens = ring_alloc(sizeof(uint64_t) * m);
+  }
+  if( rc!=RING_OK || r->positions==NULL || r->owners==NULL
+   || r->replicas==NULL
+   || (rule->lookup!=RING_LOOKUP_SUCCESSOR && r->tokens==NULL) ){
+    ring_dealloc(aReplica);
+    return RING_NOMEM;
+  }
+
+  /* The ends ascend from point 0 on but for at most one that wraps past
+  ** top, and so is the lowest (or the highest): the units start at the
+  ** point after the descent. */
+  uint32_t start = 0;
+  if( r->tokens ){
+    uint64_t prev = place_arc_end(a, m, 0, rule->lookup, top);
+    for(uint32_t k=1; k<m; k++){
+      uint64_t e = place_arc_end(a, m, k, rule->lookup, top);
+      if( e<prev ){
+        start = k;
+        break;
+      }
+      prev = e;
+    }
+  }
+  for(uint32_t j=0; j<m; j++){
+    uint32_t k = start+j<m ? start+j : start+j-m;
+    r->positions[j] = place_arc_end(a, m, k, rule->lookup, top);
+    if( r->tokens ) r->tokens[j] = a[k].pos;
+    r->owners[j] = a[k].node;
+    r->replicas[j] = aReplica[k];
+  }
+  ring_dealloc(aReplica);
+  r->n_points = m;
+  return ring_index_build(r);
+}
+
 /* Hash the points of node n of r into a, in replica order. */
 static void hash_node_points(const ring *r, uint32_t n, ring_point *a,
                              void (*hash_node)(const ring *, uint32_t,
@@ -247,15 +423,6 @@ static void hash_node_points(const ring *r, uint32_t n, ring_point *a,
                  "ring_point is a whole number of positions");
   hash_node(r, n, &a[0].pos, sizeof(ring_point)/sizeof(uint64_t));
   for(uint32_t i=0; i<r->nodes[n].points; i++) a[i].node = n;
-}
-
-/* Node n's place in the order of tie rule ties: the lower wins a tie. */
-static uint32_t points_tie_rank(const ring *r, ring_ties ties, uint32_t n){
-  switch( ties ){
-    case RING_TIES_FIRST: return r->nodes[n].join;
-    case RING_TIES_LAST:  return r->n_nodes - 1 - r->nodes[n].join;
-    default:              return n;              /* name order */
-  }
 }
 
 /*

@@ -240,7 +240,7 @@ static void check_config(check_state *k){
 /* Points a node of weight w counts against the limit (as store.c counts
 ** them: at least one per node). */
 static int64_t check_limit_points(const ring_config *cfg, double w){
-  int64_t p = ring_node_points(cfg, w);
+  int64_t p = ring_point_budget(cfg, w);
   return p<1 ? 1 : p;
 }
 
@@ -248,7 +248,7 @@ static int64_t check_limit_points(const ring_config *cfg, double w){
 static const char *check_node_weight(const ring_config *cfg, int eType,
                                      double w){
   if( (eType!=SQLITE_FLOAT && eType!=SQLITE_INTEGER)
-   || ring_node_points(cfg, w)<0 ){
+   || ring_point_budget(cfg, w)<0 ){
     return "weight must be a positive finite number at most 1e+09";
   }
   return ring_check_weight(cfg, w);
@@ -460,7 +460,7 @@ static void check_node_set(check_state *k, check_node *x, char *zName,
   x->nName = nName;
   x->weight = w;
   x->bBadName = ring_check_name(zName, nName)!=NULL;
-  int64_t pts = ring_node_points(&k->config, w);
+  int64_t pts = ring_point_budget(&k->config, w);
   x->bBadWeight = pts<0 || ring_check_weight(&k->config, w)!=NULL;
   x->nPoints = x->bBadWeight ? 0 : pts>RING_MAX_POINTS ? RING_MAX_POINTS+1 : pts;
 }

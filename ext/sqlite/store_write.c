@@ -252,7 +252,7 @@ static int begin_change(ring_store *st, store_counters *c){
 
 /* Points a node of weight w counts against RING_MAX_POINTS (modn: 1). */
 static int64_t limit_points(ring_store *st, double w){
-  int64_t p = ring_node_points(&st->info.config, w);
+  int64_t p = ring_point_budget(&st->info.config, w);
   return p<1 ? 1 : p;
 }
 

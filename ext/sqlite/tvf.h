@@ -26,9 +26,9 @@
 ** exactly one row per key. Shares are exact fractions of the 2^b
 ** positions.
 **
-** Algorithms: the functions ask the ring's descriptor (algo.h) what it
-** has (units, no_units, no_diff, node_positions, slot_replica, score) and
-** never name an algorithm.
+** Algorithms: the functions ask the ring (tokens, replicas) and its
+** descriptor (algo.h) what it has (units, no_units, no_diff,
+** node_positions, slot_replica, score) and never name an algorithm.
 **
 ** Flags: SQLITE_VTAB_INNOCUOUS. They only read ring specs and the rings'
 ** shadow tables on their own connection, with no side effects.

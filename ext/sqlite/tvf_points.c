@@ -10,9 +10,10 @@
 ** or whose ring has no units at all, is an error that says why.
 **
 ** ch_points(ring): token, node, replica.
-**   points  token = the point (ring_point_token: its position, or the
-**           descriptor's point_token where positions are the ends of the
-**           points' arcs), replica = its replica number (the descriptor's
+**   points  token = the point (ring_point_token: its position, or
+**           r->tokens where positions are the ends of the points' arcs,
+**           under a lookup rule other than the successor's), replica =
+**           its replica number (r->replicas, or the descriptor's
 **           node_positions numbers a node's points)
 **   slots   one row per table slot: token = the slot s, replica = what
 **           the descriptor's slot_replica says (the step of the owner's
@@ -24,9 +25,9 @@
 **
 ** ch_arcs(ring): start, end, node, share.
 **   points  point k owns the arc (position k-1, position k]; point 0 the
-**           arc that wraps around (point_arc). (Where the descriptor has a
-**           point_token, the positions are the ends of the points' arcs,
-**           say half-way to the next point.) Points at equal positions
+**           arc that wraps around (point_arc). (Where the ring has
+**           tokens, the positions are the ends of the points' arcs, say
+**           half-way to the next point.) Points at equal positions
 **           give the later ones empty arcs, which are left out. An arc
 **           across the drop of signed values is two rows (range_rows).
 **   slots   slot s owns the positions p with p mod table = s, which are no

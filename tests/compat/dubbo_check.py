@@ -8,10 +8,12 @@ Run by tests/compat/run.sh (make test-compat) with Debian's python3:
   dubbo_check.py CLASSDIR CHASH_SO
 
 For each configuration (3, 5 and 10 providers named like 10.0.0.1:20880,
-hash.nodes 40, 160 and 320, and a pair of providers whose labels collide,
-in both join orders) it places a few thousand keys (ASCII, UTF-8 beyond
-ASCII, decimal numbers) three ways and exits 1 unless all three agree on
-every key.
+hash.nodes 40, 160 and 320, values that are not multiples of 4 (50, 7,
+4), and a pair of providers whose labels collide, in both join orders) it
+places a few thousand keys (ASCII, UTF-8 beyond ASCII, decimal numbers)
+three ways and exits 1 unless all three agree on every key. hash.nodes 1, 2
+and 3 give Java's ring no point (its lookup throws), and chash must refuse
+them.
 """
 import os, random, sqlite3, subprocess, sys
 
@@ -63,6 +65,7 @@ def main(classdir, so):
     pair = ['10.0.0.1:2088', '10.0.0.1:20881', '10.0.0.2:20880']
     configs = [(3, 160, addr(3)), (5, 160, addr(5)), (10, 160, addr(10)),
                (5, 40, addr(5)), (10, 320, addr(10)),
+               (5, 50, addr(5)), (3, 7, addr(3)), (4, 4, addr(4)),
                ('pair', 160, pair), ('pair reversed', 160, [pair[1], pair[0], pair[2]])]
     total = agree = 0
     for n, (label, hash_nodes, providers) in enumerate(configs):
@@ -75,7 +78,20 @@ def main(classdir, so):
         total += len(keys)
         agree += ok
     print('dubbo: %d/%d keys agree (%.2f%%)' % (agree, total, 100.0 * agree / total))
-    return agree == total
+    refused = 0
+    for hash_nodes in (1, 2, 3):
+        java = subprocess.run(['java', '-cp', classdir, 'DubboRing'],
+                              input=('N %d\nP %s\nK 6b\n' % (hash_nodes, addr(1)[0])).encode(),
+                              capture_output=True, timeout=120)
+        try:
+            chash_places(db, 'small%d' % hash_nodes, hash_nodes, addr(1), ['k'])
+            ours = 'placed'
+        except sqlite3.Error:
+            ours = 'refused'
+        refused += java.returncode != 0 and ours == 'refused'
+        print('dubbo hash.nodes=%d: Java %s, chash %s'
+              % (hash_nodes, 'fails' if java.returncode else 'places keys', ours))
+    return agree == total and refused == 3
 
 
 if __name__ == '__main__':

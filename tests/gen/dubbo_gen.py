@@ -4,7 +4,8 @@ Dubbo 2.6 - 2.7.14 and 3.0 - 3.3), written from the rule as Dubbo states
 it, with Debian's python3 (no chash code involved):
 
   points  for each provider address A, in the order the providers are
-          listed, and for i = 0 .. hash.nodes/4 - 1: the MD5 of the text
+          listed, and for i = 0 .. hash.nodes/4 - 1 (Java's int division,
+          rounding down: hash.nodes=50 makes 12 digests): the MD5 of the text
           A followed by the decimal i, with no separator; its bytes
           4h .. 4h+3 (h = 0..3) read little-endian are 4 points, unsigned
           32-bit. Each point is put into a sorted map, so a point equal to
@@ -317,6 +318,10 @@ query T
     text.append(ring_block('d5s', five, 40, "'key' || i", keys, "Five, fewer points"))
     text.append(ring_block('d10', ten, 160, "'key' || i", keys, "Ten"))
     text.append(ring_block('d10b', ten, 320, "'key' || i", keys, "Ten, more points"))
+    text.append(ring_block('d5h', five, 50, "'key' || i", keys,
+                           "Five, hash.nodes not a multiple of 4 (12 digests: 48 points each)"))
+    text.append(ring_block('d3q', three, 7, "'key' || i", keys,
+                           "Three, hash.nodes=7 (1 digest: 4 points each)"))
     text.append(ring_block('d10i', ten, 160, "i", int_keys,
                            "Integer keys (a long argument; Dubbo hashes its decimal text)"))
     text.append(collision_pair())

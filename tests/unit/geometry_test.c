@@ -303,7 +303,9 @@ static void test_point_replicas(void){
 /*
 ** Every registered points algorithm, under its default hash: the replica
 ** number of point k names the entry of its node's node_positions list
-** whose token is point k's (ring_point_token), each entry once. A
+** whose token is point k's (ring_point_token), each entry once (for rings
+** of ring_points_place, which keep the numbers: each node's 0 .. points-1
+** once; the generated tests check them against models). A
 ** numbering off by one, or ties of a node taken in the wrong order, would
 ** point at another token or at one entry twice.
 */
@@ -328,7 +330,15 @@ static void test_point_replicas_every_algo(void){
       aFirst[n] = aFirst[n-1] + r->nodes[n-1].points;
     }
     int bOk = 1;
-    for(uint32_t k=0; k<r->n_points && bOk; k++){
+    for(uint32_t k=0; k<r->n_points && bOk && r->replicas; k++){
+      /* ring_points_place's numbers: each node's 0 .. points-1, once. */
+      uint32_t n = r->owners[k], rep = 0;
+      if( point_replica(&pr, k, &rep)!=RING_OK || rep>=r->nodes[n].points
+       || aUsed[aFirst[n]+rep]++ ){
+        bOk = 0;
+      }
+    }
+    for(uint32_t k=0; k<r->n_points && bOk && !r->replicas; k++){
       uint32_t n = r->owners[k], rep = 0;
       uint32_t first = alg->node_positions(r, n, aPos);
       if( point_replica(&pr, k, &rep)!=RING_OK || rep<first

@@ -73,6 +73,16 @@ static void test_hash(void){
   CHECK( hash_bytes(HASH_MD5, 0, "hello", 5)==0x2a40415du );
   CHECK( hash_bytes(HASH_CRC32A, 0, "0http://10.0.0.1:8080", 21)==2090179191u );
   CHECK( hash_space_bits(HASH_MD5BE)==32 && !hash_has_seed(HASH_MD5BE) );
+  /* SHA-1, a point hash only (sha1 is no hash option, above): FIPS 180's
+  ** "abc" = a9993e36 4706816a ba3e2571 7850c26c 9cd0d89d, and Python's
+  ** hashlib.sha1(b"localhost:11211:0").hexdigest()[:8]. */
+  unsigned char sha[20];
+  hash_sha1("abc", 3, sha);
+  CHECK( sha[0]==0xa9 && sha[1]==0x99 && sha[2]==0x3e && sha[3]==0x36
+      && sha[18]==0xd8 && sha[19]==0x9d );
+  hash_sha1("localhost:11211:0", 17, sha);
+  CHECK( ((uint32_t)sha[0]<<24 | (uint32_t)sha[1]<<16 | (uint32_t)sha[2]<<8
+          | sha[3])==0x5cc05708u );
 
   /* CRC-16/XMODEM's published check value; Redis's slots of "foo" and
   ** "bar" (its cluster tutorial) are these mod 16384. */
@@ -337,43 +347,43 @@ static void test_points(void){
   CHECK( cfg.algo==ring_algorithm_from_name("ring") && cfg.hash==HASH_XXH3 );
   CHECK( cfg.vnodes==160 && cfg.seed==0 );
 
-  CHECK( ring_node_points(&cfg, 1.0)==160 );
-  CHECK( ring_node_points(&cfg, 0.5)==80 );
-  CHECK( ring_node_points(&cfg, 2.5)==400 );
-  CHECK( ring_node_points(&cfg, 1e-9)==1 );           /* at least 1 */
+  CHECK( ring_point_budget(&cfg, 1.0)==160 );
+  CHECK( ring_point_budget(&cfg, 0.5)==80 );
+  CHECK( ring_point_budget(&cfg, 2.5)==400 );
+  CHECK( ring_point_budget(&cfg, 1e-9)==1 );           /* at least 1 */
 
   /* Half away from zero, not to even. */
   cfg.vnodes = 3;
-  CHECK( ring_node_points(&cfg, 0.5)==2 );            /* 1.5 -> 2 */
-  CHECK( ring_node_points(&cfg, 1.5)==5 );            /* 4.5 -> 5 */
+  CHECK( ring_point_budget(&cfg, 0.5)==2 );            /* 1.5 -> 2 */
+  CHECK( ring_point_budget(&cfg, 1.5)==5 );            /* 4.5 -> 5 */
   cfg.vnodes = 1;
-  CHECK( ring_node_points(&cfg, 2.5)==3 );
-  CHECK( ring_node_points(&cfg, 0.5)==1 );            /* 0.5 -> 1 */
-  CHECK( ring_node_points(&cfg, 0.49)==1 );           /* 0 -> at least 1 */
-  CHECK( ring_node_points(&cfg, 2.49)==2 );
+  CHECK( ring_point_budget(&cfg, 2.5)==3 );
+  CHECK( ring_point_budget(&cfg, 0.5)==1 );            /* 0.5 -> 1 */
+  CHECK( ring_point_budget(&cfg, 0.49)==1 );           /* 0 -> at least 1 */
+  CHECK( ring_point_budget(&cfg, 2.49)==2 );
   cfg.vnodes = 5;
-  CHECK( ring_node_points(&cfg, 0.3)==2 );            /* 5*0.3 is 1.5 in doubles */
+  CHECK( ring_point_budget(&cfg, 0.3)==2 );            /* 5*0.3 is 1.5 in doubles */
 
   /* Weights that are not positive finite numbers up to RING_MAX_WEIGHT. */
-  CHECK( ring_node_points(&cfg, 0.0)==-1 );
-  CHECK( ring_node_points(&cfg, -0.0)==-1 );
-  CHECK( ring_node_points(&cfg, -1.0)==-1 );
-  CHECK( ring_node_points(&cfg, NAN)==-1 );
-  CHECK( ring_node_points(&cfg, INFINITY)==-1 );
-  CHECK( ring_node_points(&cfg, nextafter(RING_MAX_WEIGHT, INFINITY))==-1 );
+  CHECK( ring_point_budget(&cfg, 0.0)==-1 );
+  CHECK( ring_point_budget(&cfg, -0.0)==-1 );
+  CHECK( ring_point_budget(&cfg, -1.0)==-1 );
+  CHECK( ring_point_budget(&cfg, NAN)==-1 );
+  CHECK( ring_point_budget(&cfg, INFINITY)==-1 );
+  CHECK( ring_point_budget(&cfg, nextafter(RING_MAX_WEIGHT, INFINITY))==-1 );
 
   /* The points limit: RING_MAX_POINTS is fine, one more is over. */
   cfg.vnodes = 1;
-  CHECK( ring_node_points(&cfg, RING_MAX_POINTS)==RING_MAX_POINTS );
-  CHECK( ring_node_points(&cfg, RING_MAX_POINTS+1.0)==RING_MAX_POINTS+1 );
-  CHECK( ring_node_points(&cfg, RING_MAX_WEIGHT)==(int64_t)RING_MAX_WEIGHT );
+  CHECK( ring_point_budget(&cfg, RING_MAX_POINTS)==RING_MAX_POINTS );
+  CHECK( ring_point_budget(&cfg, RING_MAX_POINTS+1.0)==RING_MAX_POINTS+1 );
+  CHECK( ring_point_budget(&cfg, RING_MAX_WEIGHT)==(int64_t)RING_MAX_WEIGHT );
   cfg.vnodes = RING_MAX_VNODES;     /* the largest count: 1e14, exact */
-  CHECK( ring_node_points(&cfg, RING_MAX_WEIGHT)==(int64_t)1e14 );
+  CHECK( ring_point_budget(&cfg, RING_MAX_WEIGHT)==(int64_t)1e14 );
 
   /* modn has no points, but still checks the weight. */
   options_set_algorithm(&cfg, ring_algorithm_from_name("modn"));
-  CHECK( ring_node_points(&cfg, 1.0)==0 );
-  CHECK( ring_node_points(&cfg, -1.0)==-1 );
+  CHECK( ring_point_budget(&cfg, 1.0)==0 );
+  CHECK( ring_point_budget(&cfg, -1.0)==-1 );
 }
 
 static void test_names(void){
