@@ -81,9 +81,15 @@ for c in $sources; do
   nm "$o" | awk -v f="$c" '$2 ~ /^[tdbr]$/ && $3 !~ /\./ {print $3, f}'
 done > "$tmp/statics"
 # A header's static inline functions are in every file that includes it
-# (and once in chash.c): their names are left out.
+# (and once in chash.c): their names are left out. So are the statics a
+# header brings from a system header it includes (xxHash, inlined through
+# xxhash_inline.h): each header compiled alone lists them.
 for h in $headers; do
   sed -n 's/^static[^(;=]*[^A-Za-z0-9_(;=]\([A-Za-z_][A-Za-z0-9_]*\)[[:space:]]*(.*/\1/p' "$h"
+  o=$tmp/header_$(echo "$h" | tr / _).o
+  if $CC -std=gnu11 -O0 -fPIC -fkeep-static-functions -fkeep-inline-functions $INC -x c -c -o "$o" "$h" 2>/dev/null; then
+    nm "$o" | awk '$2 ~ /^[tdbr]$/ && $3 !~ /\./ {print $3}'
+  fi
 done | sort -u > "$tmp/header_statics"
 clash=$(sort -u "$tmp/statics" | awk 'NR==FNR{h[$1]=1; next} !($1 in h){n[$1]++; f[$1]=f[$1] " " $2}
   END{for(s in n) if(n[s]>1) print s ":" f[s]}' "$tmp/header_statics" -)

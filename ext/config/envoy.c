@@ -314,7 +314,7 @@ static int envoy_write(const config_pool *p, char **pzOut, char *zErr,
   return config_buf_finish(&b, pzOut);
 }
 
-static const char *const envoy_options[] = {
+static const char *const envoy_write_options[] = {
   "min_ring", "max_ring", NULL
 };
 
@@ -322,7 +322,7 @@ const config_format config_envoy = {
   .name = "envoy",
   .algorithm = "envoy_ring",
   .writes = "an Envoy RING_HASH cluster",
-  .write_options = envoy_options,
+  .write_options = envoy_write_options,
   .pool_noun = "cluster",
   .read = envoy_read,
   .write = envoy_write,

@@ -410,13 +410,13 @@ static int haproxy_write(const config_pool *p, char **pzOut, char *zErr,
   return config_buf_finish(&b, pzOut);
 }
 
-static const char *const haproxy_options[] = { "hash", "avalanche", NULL };
+static const char *const haproxy_write_options[] = { "hash", "avalanche", NULL };
 
 const config_format config_haproxy = {
   .name = "haproxy",
   .algorithm = "haproxy",
   .writes = "a HAProxy backend",
-  .write_options = haproxy_options,
+  .write_options = haproxy_write_options,
   .pool_noun = "backend",
   .read = haproxy_read,
   .write = haproxy_write,

@@ -191,13 +191,13 @@ static int libmemcached_write(const config_pool *p, char **pzOut, char *zErr,
   return config_buf_finish(&b, pzOut);
 }
 
-static const char *const libmemcached_options[] = { NULL };
+static const char *const libmemcached_write_options[] = { NULL };
 
 const config_format config_libmemcached = {
   .name = "libmemcached",
   .algorithm = "ketama",
   .writes = "a libmemcached server list",
-  .write_options = libmemcached_options,
+  .write_options = libmemcached_write_options,
   .pool_noun = "server list",
   .read = libmemcached_read,
   .write = libmemcached_write,

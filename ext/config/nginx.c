@@ -383,13 +383,13 @@ static int nginx_write(const config_pool *p, char **pzOut, char *zErr,
   return config_buf_finish(&b, pzOut);
 }
 
-static const char *const nginx_options[] = { NULL };
+static const char *const nginx_write_options[] = { NULL };
 
 const config_format config_nginx = {
   .name = "nginx",
   .algorithm = "nginx",
   .writes = "an nginx upstream",
-  .write_options = nginx_options,
+  .write_options = nginx_write_options,
   .pool_noun = "upstream",
   .read = nginx_read,
   .write = nginx_write,

@@ -208,13 +208,13 @@ static int npm_write(const config_pool *p, char **pzOut, char *zErr,
   return config_buf_finish(&b, pzOut);
 }
 
-static const char *const npm_options[] = { NULL };
+static const char *const npm_hashring_write_options[] = { NULL };
 
 const config_format config_hashring = {
   .name = "hashring",
   .algorithm = "hashring",
   .writes = "an npm hashring server list",
-  .write_options = npm_options,
+  .write_options = npm_hashring_write_options,
   .pool_noun = "server list",
   .read = npm_read,
   .write = npm_write,

@@ -275,13 +275,13 @@ static int nutcracker_write(const config_pool *p, char **pzOut, char *zErr,
   return config_buf_finish(&b, pzOut);
 }
 
-static const char *const nutcracker_options[] = { "hash", "hash_tag", NULL };
+static const char *const nutcracker_write_options[] = { "hash", "hash_tag", NULL };
 
 const config_format config_nutcracker = {
   .name = "nutcracker",
   .algorithm = "ketama",
   .writes = "a twemproxy pool",
-  .write_options = nutcracker_options,
+  .write_options = nutcracker_write_options,
   .pool_noun = "pool",
   .read = nutcracker_read,
   .write = nutcracker_write,

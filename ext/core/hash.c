@@ -2,8 +2,8 @@
 ** hash.c: the hash functions chash places keys and points with (see
 ** hash.h): names, widths, and the dispatch to each function.
 **
-** xxHash comes from Debian's libxxhash-dev and is inlined here
-** (XXH_INLINE_ALL), so chash.so has no runtime dependency on libxxhash.
+** xxHash comes from Debian's libxxhash-dev and is inlined
+** (xxhash_inline.h), so chash.so has no runtime dependency on libxxhash.
 ** MD5 and SHA-1 are nettle's and CRC-32 is zlib's (chash.so links both);
 ** the small twemproxy/libmemcached hashes and Redis's CRC-16 are in
 ** keyhash.c. The hash_tag rule (which bytes of a key are hashed) is here
@@ -13,8 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "xxhash_inline.h"
 #include <nettle/md5.h>
 #include <nettle/sha1.h>
 #include <zlib.h>

@@ -8,8 +8,7 @@
 #include <assert.h>
 #include <string.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+#include "xxhash_inline.h"
 #include <nettle/md5.h>
 #include <zlib.h>
 
