@@ -7,7 +7,7 @@ NetworkTopologyStrategy keyspaces.
 
 Run by tests/compat/run.sh (make test-compat) with Debian's python3:
 
-  cassandra_compat.py
+  cassandra_compat.py CHASH_SO
 
 For each configuration (3 nodes with one token each, the lowest token
 among them; 6 nodes x 16 tokens; 2 DCs x 3 racks x 2 nodes x 8 tokens with
@@ -15,6 +15,8 @@ among them; 6 nodes x 16 tokens; 2 DCs x 3 racks x 2 nodes x 8 tokens with
 2,000+ text keys, 2,000 bigint ids and 2,000 int ids, it compares:
 
   token     the model's token with the driver's, for every key
+  ch_hash   chash's ch_hash(key, 'murmur3_cassandra') with the driver's
+            token (text keys as TEXT, others as the BLOB of their bytes)
   primary   the first replica (a SimpleStrategy RF 1 keyspace)
   simple    the SimpleStrategy replica list, in order
   network   the NetworkTopologyStrategy replica SET
@@ -43,7 +45,7 @@ import random
 import struct
 import sys
 
-import compatkit  # noqa: F401  (puts tests/gen/ on the module path)
+import compatkit  # also puts tests/gen/ on the module path
 import cassandra_model as model
 from cassandra.connection import DefaultEndPoint
 from cassandra.metadata import KeyspaceMetadata, Murmur3Token, TokenMap
@@ -162,7 +164,12 @@ def variant_bytes(key, how):
     return struct.pack("<q" if how == "bigint" else "<i", key)
 
 
-def check_configuration(name, nodes, crafted, rfs, simple_rf, failures, variants):
+def chash_tokens(db, keys, how):
+    args = [(k,) if isinstance(k, str) else (model.serialize(k, how),) for k in keys]
+    return [db.execute("SELECT ch_hash(?, 'murmur3_cassandra')", a).fetchone()[0] for a in args]
+
+
+def check_configuration(db, name, nodes, crafted, rfs, simple_rf, failures, variants):
     ring = model.Ring(nodes)
     one_rack = model.Ring([(a, tokens, dc, "rack1") for a, tokens, dc, rack in nodes])
     tmap = driver_map(nodes, rfs, simple_rf)
@@ -174,15 +181,17 @@ def check_configuration(name, nodes, crafted, rfs, simple_rf, failures, variants
     for kind, keys in (("text", text_keys(rnd, crafted) + blobs), ("bigint", int_keys(rnd, 64)),
                        ("int", int_keys(rnd, 32))):
         how = kind if kind != "text" else "bigint"
-        agree = dict.fromkeys(("token", "primary", "simple", "network"), 0)
+        agree = dict.fromkeys(("token", "ch_hash", "primary", "simple", "network"), 0)
+        tokens = chash_tokens(db, keys, how)
         repeated = reordered = ties = 0
         wrong = dict.fromkeys(("unsigned tail", "little-endian", "strictly after", "before",
                                "minimum kept", "racks ignored"), 0)
-        for key in keys:
+        for key, chash_token in zip(keys, tokens):
             data = model.serialize(key, how)
             t = model.token(data)
             dt = Murmur3Token.hash_fn(data)
             agree["token"] += t == dt
+            agree["ch_hash"] += chash_token == dt
             ties += t in ring.tokens
             dtok = Murmur3Token(dt)
             primary = ring.primary(t)
@@ -219,21 +228,26 @@ def check_configuration(name, nodes, crafted, rfs, simple_rf, failures, variants
             print("         (%d text keys and %d crafted blob keys)" % (len(keys) - len(blobs), len(blobs)))
 
 
-def check_empty_key(failures):
+def check_empty_key(db, failures):
     """Cassandra's server gives an empty partition key the minimum token;
     the driver hashes it (MurmurHash3 of no bytes is 0)."""
     t, dt = model.token(b""), Murmur3Token.hash_fn(b"")
-    print("empty key: server rule %d (the minimum token), driver %d (followed: the server)" % (t, dt))
-    if t != model.MIN_TOKEN:
-        failures.append("empty key: token %d, not the minimum" % t)
+    ct = db.execute("SELECT ch_hash('', 'murmur3_cassandra')").fetchone()[0]
+    print("empty key: server rule %d (the minimum token), chash %d, driver %d "
+          "(followed: the server)" % (t, ct, dt))
+    if t != model.MIN_TOKEN or ct != model.MIN_TOKEN:
+        failures.append("empty key: token %d, ch_hash %d, not the minimum" % (t, ct))
 
 
 def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: cassandra_compat.py CHASH_SO")
     model.self_check()
+    db = compatkit.chash_db(sys.argv[1])
     failures, variants = [], {}
     for config in configurations():
-        check_configuration(*config, failures=failures, variants=variants)
-    check_empty_key(failures)
+        check_configuration(db, *config, failures=failures, variants=variants)
+    check_empty_key(db, failures)
     for k, v in variants.items():
         if v == 0:
             failures.append("variant %r agrees with the driver on every key: the check cannot fail" % k)
@@ -242,7 +256,7 @@ def main():
     if failures:
         print("cassandra_compat: FAILED\n  " + "\n  ".join(failures))
         sys.exit(1)
-    print("cassandra_compat: model and driver agree on every key")
+    print("cassandra_compat: model, chash's ch_hash and the driver agree on every key")
 
 
 if __name__ == "__main__":
