@@ -44,6 +44,7 @@ static const char *const hash_names_by_id[HASH_COUNT] = {
   [HASH_MURMUR2_KAFKA] = "murmur2_kafka",
   [HASH_MURMUR2_KAFKAJS_LEGACY] = "murmur2_kafkajs_legacy",
   [HASH_IDENTITY] = "identity",
+  [HASH_MURMUR3_CASSANDRA] = "murmur3_cassandra",
 };
 
 int hash_from_name(const char *zName){
@@ -88,7 +89,8 @@ unsigned hash_space_bits(hash_id id){
     case HASH_XXH3:
     case HASH_XXH64:
     case HASH_MURMUR3_128:
-    case HASH_IDENTITY: return 64;
+    case HASH_IDENTITY:
+    case HASH_MURMUR3_CASSANDRA: return 64;
     case HASH_CRC32: return 15;
     case HASH_CRC16: return 16;
     default:         return 32;
@@ -193,6 +195,7 @@ uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData){
       int ok;
       return keyhash_identity(p, nData, &ok);
     }
+    case HASH_MURMUR3_CASSANDRA: return keyhash_murmur3_cassandra(p, nData);
     case HASH_XXH3:
     default:                 return XXH3_64bits_withSeed(pData, nData, seed);
   }

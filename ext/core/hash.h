@@ -46,6 +46,8 @@ typedef enum hash_id {
   HASH_MURMUR2_KAFKAJS_LEGACY, /* kafkajs 1.x's murmur2, 32-bit */
   HASH_IDENTITY,           /* an integer key is its own 64-bit position
                            ** (hash_identity_ok says which keys are) */
+  HASH_MURMUR3_CASSANDRA,  /* Cassandra's Murmur3Partitioner token, 64-bit,
+                           ** no seed (keyhash.h) */
   HASH_COUNT
 } hash_id;
 

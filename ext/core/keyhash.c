@@ -1,6 +1,7 @@
 /*
 ** keyhash.c: twemproxy's, libmemcached's and HAProxy's key hashes, and
-** those of Kafka's, kafkajs' and Guava's partitioners (see keyhash.h).
+** those of Kafka's, kafkajs' and Guava's partitioners and Cassandra's
+** token (see keyhash.h).
 **
 ** All arithmetic is mod 2^32. sx(b) is what those C programs get when a
 ** byte is read as a (signed) char and widened: b below 0x80, else
@@ -460,15 +461,23 @@ static inline void murmur3_128_add(keyhash_state *s, const unsigned char *p,
   s->w[1] = h2;
 }
 
-static uint64_t murmur3_128_end(keyhash_state *s, const unsigned char *t,
-                                size_t nTail){
+/* A tail byte as MurmurHash3 widens it: unsigned in Appleby's reference
+** code (and Guava's); sign-extended, as a Java byte, in Cassandra's. */
+static uint64_t murmur3_tail_byte(unsigned char b, int bSigned){
+  return bSigned && b>=0x80 ? 0xFFFFFFFFFFFFFF00ULL | b : b;
+}
+
+static uint64_t murmur3_end(keyhash_state *s, const unsigned char *t,
+                            size_t nTail, int bSignedTail){
   uint64_t h1 = s->w[0], h2 = s->w[1], k1 = 0, k2 = 0;
-  for(size_t j=nTail; j>8; j--) k2 ^= (uint64_t)t[j-1] << (8*(j-9));
+  for(size_t j=nTail; j>8; j--){
+    k2 ^= murmur3_tail_byte(t[j-1], bSignedTail) << (8*(j-9));
+  }
   if( nTail>8 ){
     k2 *= M3_C2; k2 = rotl64(k2, 33); k2 *= M3_C1; h2 ^= k2;
   }
   for(size_t j=nTail<8 ? nTail : 8; j>0; j--){
-    k1 ^= (uint64_t)t[j-1] << (8*(j-1));
+    k1 ^= murmur3_tail_byte(t[j-1], bSignedTail) << (8*(j-1));
   }
   if( nTail>0 ){
     k1 *= M3_C1; k1 = rotl64(k1, 31); k1 *= M3_C2; h1 ^= k1;
@@ -480,6 +489,26 @@ static uint64_t murmur3_128_end(keyhash_state *s, const unsigned char *t,
   h1 = fmix64(h1);
   h2 = fmix64(h2);
   return h1 + h2;
+}
+
+static uint64_t murmur3_128_end(keyhash_state *s, const unsigned char *t,
+                                size_t nTail){
+  return murmur3_end(s, t, nTail, 0);
+}
+
+/*
+** Cassandra's Murmur3Partitioner token: murmur3 with sign-extended tail
+** bytes; the minimum token, -2^63, for an empty key (w[2] is the length)
+** and for no other: a hash of -2^63 becomes 2^63-1.
+*/
+#define TOKEN_MIN 0x8000000000000000ULL
+#define TOKEN_MAX 0x7fffffffffffffffULL
+
+static uint64_t murmur3_cassandra_end(keyhash_state *s, const unsigned char *t,
+                                      size_t nTail){
+  if( s->w[2]==0 ) return TOKEN_MIN;
+  uint64_t h1 = murmur3_end(s, t, nTail, 1);
+  return h1==TOKEN_MIN ? TOKEN_MAX : h1;
 }
 
 /*
@@ -582,6 +611,8 @@ KEYHASH(murmur2_kafkajs_legacy, 4, 0, legacy_start, legacy_add, legacy_end)
 
 KEYHASH64(murmur3_128, 16, murmur3_128_start, murmur3_128_add,
           murmur3_128_end)
+KEYHASH64(murmur3_cassandra, 16, murmur3_128_start, murmur3_128_add,
+          murmur3_cassandra_end)
 KEYHASH64(identity, 1, identity_start, identity_add, identity_end)
 
 uint64_t keyhash_murmur3_128_low(const unsigned char *p, size_t n){
@@ -590,6 +621,14 @@ uint64_t keyhash_murmur3_128_low(const unsigned char *p, size_t n){
   murmur3_128_start(&s, n);
   murmur3_128_add(&s, p, nBody);
   return murmur3_128_end(&s, p + nBody, n - nBody);
+}
+
+uint64_t keyhash_murmur3_cassandra(const unsigned char *p, size_t n){
+  keyhash_state s;
+  size_t nBody = n - n%16;
+  murmur3_128_start(&s, n);
+  murmur3_128_add(&s, p, nBody);
+  return murmur3_cassandra_end(&s, p + nBody, n - nBody);
 }
 
 uint64_t keyhash_identity(const unsigned char *p, size_t n, int *pOk){

@@ -39,7 +39,8 @@ extern const keyhash_def keyhash_fnv1a_64_def, keyhash_fnv1_64_def,
   keyhash_murmur_def, keyhash_jenkins_def, keyhash_hsieh_def,
   keyhash_sdbm_def, keyhash_djb2_def, keyhash_wt6_def, keyhash_crc16_def,
   keyhash_murmur2_kafka_def, keyhash_murmur2_kafkajs_legacy_def,
-  keyhash_murmur3_128_def, keyhash_identity_def;
+  keyhash_murmur3_128_def, keyhash_murmur3_cassandra_def,
+  keyhash_identity_def;
 
 uint32_t keyhash_fnv1a_64(const unsigned char *p, size_t n);
 uint32_t keyhash_fnv1_64(const unsigned char *p, size_t n);
@@ -68,6 +69,13 @@ uint32_t keyhash_crc16(const unsigned char *p, size_t n);
 uint32_t keyhash_murmur2_kafka(const unsigned char *p, size_t n);
 uint32_t keyhash_murmur2_kafkajs_legacy(const unsigned char *p, size_t n);
 uint64_t keyhash_murmur3_128_low(const unsigned char *p, size_t n);
+
+/* Cassandra's Murmur3Partitioner token, as the two's complement bits of
+** the signed 64-bit token: h1 of MurmurHash3 x64 128 with seed 0, tail
+** bytes sign-extended (Java bytes); -2^63 becomes 2^63-1, since no key
+** may have the minimum token, and an empty key has the minimum, -2^63.
+** docs/algorithms.md gives the rule and the versions it was read from. */
+uint64_t keyhash_murmur3_cassandra(const unsigned char *p, size_t n);
 
 /* An integer key's own value: bytes that are SQLite's decimal form of a
 ** 64-bit integer give it, as uint64_t, with *pOk = 1; others 0, *pOk = 0. */

@@ -92,6 +92,16 @@ static void test_hash(void){
   CHECK( hash_bytes(HASH_CRC16, 0, "", 0)==0 );
   CHECK( hash_space_bits(HASH_CRC16)==16 );
 
+  /* Cassandra's token, as the DataStax Python driver 3.25 computes it
+  ** (cassandra.metadata.Murmur3Token.hash_fn): "a", and 0xE9, a tail byte
+  ** that Cassandra sign-extends; an empty key has the minimum token. */
+  CHECK( hash_bytes(HASH_MURMUR3_CASSANDRA, 0, "a", 1)
+         ==(uint64_t)-8839064797231613815 );
+  CHECK( hash_bytes(HASH_MURMUR3_CASSANDRA, 0, "\xe9", 1)==7703788153147420217u );
+  CHECK( hash_bytes(HASH_MURMUR3_CASSANDRA, 0, "", 0)==(uint64_t)1<<63 );
+  CHECK( hash_space_bits(HASH_MURMUR3_CASSANDRA)==64
+         && !hash_has_seed(HASH_MURMUR3_CASSANDRA) );
+
   /* hash_tag_part: the bytes between the first open and the next close. */
   static const struct { const char *key, *part; } aTag[] = {
     { "{user1}.a", "user1" }, { "a{b}{c}", "b" }, { "{{a}}", "{a" },
