@@ -27,8 +27,9 @@ cd "$work"
 # The new algorithm: modn's file under another name, and its registry line.
 sed 's/modn/probe/g' ext/algos/modn.c > ext/algos/probe.c
 grep -q 'algo_probe' ext/algos/probe.c || fail "probe.c defines no algo_probe"
-awk '/^  X\(redis_cluster\)$/ { print $0 " \\"; print "  X(probe)"; next }
-     { print }' ext/algos/registry.c > registry.c.new
+awk 'NR==FNR { if( /^  X\([a-z0-9_]*\)$/ ) last = FNR; next }
+     FNR==last { print $0 " \\"; print "  X(probe)"; next }
+     { print }' ext/algos/registry.c ext/algos/registry.c > registry.c.new
 mv registry.c.new ext/algos/registry.c
 grep -q '^  X(probe)$' ext/algos/registry.c || fail "no registry line"
 
@@ -61,7 +62,7 @@ modn=$(sqlite3 :memory: -cmd '.load ./chash' "${keys//ALGO/modn}")
 for f in README.md docs/reference.md docs/algorithms.md; do
   grep -q '`probe`' "$f" || fail "$f does not name probe"
 done
-grep -q 'modn, probe' docs/analysis.md || fail "docs/analysis.md's table does not list probe"
-grep -qF 'redis_cluster, probe$' tests/sql/surface.test \
+grep -q '`probe`\|, probe\b' docs/analysis.md || fail "docs/analysis.md's table does not list probe"
+grep -q ', probe\$$' tests/sql/surface.test \
   || fail "surface.test's list lacks probe"
 echo "probe_algorithm.sh: a new algorithm needed its file, its registry line and make gen"
