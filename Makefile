@@ -15,7 +15,7 @@
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60)
 #   make fuzz-replay  every fuzz corpus entry once under ASan+UBSan
 #   make test-compat  ketama, nginx, hashring, haproxy, groupcache, Redis
-#                   Cluster against the real programs; dubbo and the ring
+#                   Cluster, Dalli against the real programs; dubbo and the ring
 #                   options against Java TreeMap rings
 #   make bench      the benchmark (tests/bench/bench.c; docs/performance.md)
 #   make experiments  run sql/vnode_sweep.sql, modn_vs_ring.sql and

@@ -20,7 +20,8 @@
   X(groupcache)       \
   X(redis_cluster)    \
   X(guava)            \
-  X(kafka)
+  X(kafka)            \
+  X(dalli)
 
 #define ALGO_DECLARE(name) extern const ring_algo algo_##name;
 #define ALGO_ENTRY(name) &algo_##name,

@@ -47,25 +47,15 @@ static void source_read(const ring_keys *k, uint32_t i,
                         const unsigned char *pKey, size_t nKey,
                         key_sink *out);
 
-/* Counts bytes, and (bMd5) hashes them. */
+/* Counts bytes. */
 typedef struct measure_sink {
   key_sink base;
   uint64_t n;
-  int bMd5;
-  struct md5_ctx md5;
 } measure_sink;
 
 static void measure_put(key_sink *s, const unsigned char *p, size_t n){
-  measure_sink *m = (measure_sink *)s;
-  m->n += n;
-  if( m->bMd5 ) md5_update(&m->md5, n, p);
-}
-
-static void measure_start(measure_sink *m, int bMd5){
-  m->base.put = measure_put;
-  m->n = 0;
-  m->bMd5 = bMd5;
-  if( bMd5 ) md5_init(&m->md5);
+  (void)p;
+  ((measure_sink *)s)->n += n;
 }
 
 /* Passes on the first `left` bytes, drops the rest. */
@@ -194,29 +184,87 @@ static void utf16_finish(utf16_sink *u){
 
 /* -------------------------------------------------------------- steps */
 
-/* Dalli's shortening: the head's length, and the form of the tail. */
+/* Bytes of the character at the start of p (n bytes there), as Ruby
+** counts characters: a whole valid UTF-8 sequence, or else its first
+** byte alone. 0 when the n bytes begin a valid sequence but do not end
+** it and more may come (bMore). */
+static unsigned ruby_char_bytes(const unsigned char *p, unsigned n,
+                                int bMore){
+  unsigned len = utf8_length(p[0]);
+  unsigned char lo = 0x80, hi = 0xBF;     /* the range of the 2nd byte */
+  if( len<=1 ) return 1;
+  if( p[0]==0xE0 ) lo = 0xA0;             /* no overlong form */
+  if( p[0]==0xED ) hi = 0x9F;             /* no surrogate */
+  if( p[0]==0xF0 ) lo = 0x90;
+  if( p[0]==0xF4 ) hi = 0x8F;             /* none above U+10FFFF */
+  if( n>=2 && (p[1]<lo || p[1]>hi) ) return 1;
+  for(unsigned i=2; i<n && i<len; i++) if( (p[i] & 0xC0)!=0x80 ) return 1;
+  if( n<len ) return bMore ? 0 : 1;
+  return len;
+}
+
+/* Counts the characters of the bytes it is given (a character may be cut
+** between two pieces: its first bytes wait in `part`), and the bytes of
+** the first `head` of them; and hashes them with MD5. */
+typedef struct chars_sink {
+  key_sink base;
+  uint64_t chars, bytes;   /* counted so far */
+  uint64_t head;           /* characters of the head */
+  uint64_t head_bytes;     /* their bytes, once counted */
+  unsigned char part[4];
+  unsigned nPart;
+  struct md5_ctx md5;
+} chars_sink;
+
+/* Count the characters waiting in part that can be told now (all of
+** them, at the end: !bMore). */
+static void chars_count(chars_sink *c, int bMore){
+  while( c->nPart>0 ){
+    unsigned k = ruby_char_bytes(c->part, c->nPart, bMore);
+    if( k==0 ) return;
+    c->chars++;
+    c->bytes += k;
+    if( c->chars==c->head ) c->head_bytes = c->bytes;
+    c->nPart -= k;
+    memmove(c->part, c->part + k, c->nPart);
+  }
+}
+
+static void chars_put(key_sink *s, const unsigned char *p, size_t n){
+  chars_sink *c = (chars_sink *)s;
+  md5_update(&c->md5, n, p);
+  for(size_t i=0; i<n; i++){
+    c->part[c->nPart++] = p[i];
+    chars_count(c, 1);
+  }
+}
+
+/* Dalli's shortening: the form of the tail. */
 #define SHORTEN_TAIL_BYTES 37     /* ":md5:" and 32 hex digits */
 
 static void shorten_read(const ring_keys *k, uint32_t i,
                          const unsigned char *pKey, size_t nKey,
                          key_sink *out){
   const ring_key_step *st = &k->steps[i-1];
-  measure_sink m;
-  measure_start(&m, 1);
-  source_read(k, i-1, pKey, nKey, &m.base);
-  if( m.n<=st->n ){
+  chars_sink c;
+  memset(&c, 0, sizeof(c));
+  c.base.put = chars_put;
+  c.head = st->n;
+  md5_init(&c.md5);
+  source_read(k, i-1, pKey, nKey, &c.base);
+  chars_count(&c, 0);
+  if( c.chars<=RING_KEY_SHORTEN_OVER ){
     source_read(k, i-1, pKey, nKey, out);
     return;
   }
   unsigned char d[MD5_DIGEST_SIZE];
   char zTail[SHORTEN_TAIL_BYTES + 1];
-  md5_digest(&m.md5, sizeof(d), d);
+  md5_digest(&c.md5, sizeof(d), d);
   memcpy(zTail, ":md5:", 5);
   for(int j=0; j<MD5_DIGEST_SIZE; j++){
     snprintf(zTail + 5 + 2*j, 3, "%02x", d[j]);
   }
-  head_sink h = { { head_put }, out,
-                  st->n>SHORTEN_TAIL_BYTES ? st->n - SHORTEN_TAIL_BYTES : 0 };
+  head_sink h = { { head_put }, out, c.head_bytes };
   source_read(k, i-1, pKey, nKey, &h.base);
   out->put(out, (const unsigned char *)zTail, SHORTEN_TAIL_BYTES);
 }
@@ -266,8 +314,7 @@ static void stream_put(key_sink *s, const unsigned char *p, size_t n){
 }
 
 uint64_t ring_keys_hash_steps(const ring_keys *k, const void *p, size_t n){
-  measure_sink m;
-  measure_start(&m, 0);
+  measure_sink m = { { measure_put }, 0 };
   source_read(k, k->n_steps, p, n, &m.base);
   stream_sink s;
   s.base.put = stream_put;

@@ -30,13 +30,18 @@
 #include "hash.h"
 
 #define RING_KEY_MAX_STEPS 4       /* steps in one rule */
-#define RING_KEY_MAX_TEXT  64      /* bytes of a step's text */
+#define RING_KEY_MAX_TEXT  104     /* bytes of a step's text (a Dalli
+                                   ** namespace of 100 and its colon) */
+#define RING_KEY_SHORTEN_OVER 250  /* characters: memcached's key limit */
 
 typedef enum ring_key_op {
   RING_KEY_PREFIX = 1,     /* text[0..n) before the key */
-  RING_KEY_SHORTEN,        /* Dalli's: a key longer than n bytes becomes
-                           ** its first n-37 bytes, ":md5:" and the MD5 of
-                           ** the whole key in 32 lower-case hex digits */
+  RING_KEY_SHORTEN,        /* Dalli's: a key longer than 250 characters
+                           ** (RING_KEY_SHORTEN_OVER) becomes its first n
+                           ** characters, ":md5:" and the MD5 of the whole
+                           ** key in 32 lower-case hex digits. Characters
+                           ** as Ruby counts a UTF-8 string: a valid
+                           ** sequence is one, any other byte one */
   RING_KEY_REWRITE,        /* every byte at or below n becomes text[0]
                            ** (PHP memcache: n = ' ', text "_") */
   RING_KEY_UTF16           /* the UTF-8 key as UTF-16 code units, two

@@ -11,8 +11,8 @@
 # TreeMap ring (openjdk-17-jdk-headless); redis_cluster, ch_keyslot and
 # hash_tag against Debian's redis-server and redis-cli (redis-server,
 # redis-tools) and nutcracker; kafka and guava against npm kafkajs,
-# librdkafka-dev and libguava-java (tests/compat/partitioners.py). Needs
-# ./chash.so.
+# librdkafka-dev and libguava-java (tests/compat/partitioners.py); dalli against Ruby's
+# Dalli (ruby, ruby-dalli). Needs ./chash.so.
 # The configuration files given to nutcracker, nginx and haproxy are also
 # read by ch_config, and each ring's ch_export text is given back to the
 # program (nutcracker -t, nginx -t, haproxy -c, and a run that places keys).
@@ -75,3 +75,6 @@ timeout 300 /usr/bin/python3 tests/compat/partitioners.py ./chash.so $NPM_DIR/no
 # against Debian's python3-cassandra (the DataStax driver's Murmur3Token and
 # TokenMap, no cluster); chash's algorithm cassandra is not written yet.
 timeout 300 /usr/bin/python3 tests/compat/cassandra_compat.py ./chash.so
+
+# dalli: Ruby's Dalli client ring (Debian's ruby and ruby-dalli), no server
+timeout 300 /usr/bin/python3 tests/compat/dalli.py ./chash.so

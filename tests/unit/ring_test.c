@@ -163,6 +163,24 @@ static void test_hash_streams(void){
 ** hashlib.md5(...).hexdigest()), for every hash; no step allocates. */
 static void test_key_steps(void){
   static char aLong[301], aNs[264];
+  /* Characters as Ruby counts them: 200 "é", 40 bytes 0xff (one each),
+  ** a cut "€" (two), 10 "€": 252, so shortened to 213 characters = 413
+  ** bytes; 250 "é" (500 bytes) stay whole; "x\xc3" before "\xa9" and 249
+  ** "é" is an "é" across two pieces: 251 characters, 213 = 425 bytes. */
+  static char aWide[473], aWideOut[451], aWhole[501], aCut[502],
+              aCutOut[463];
+  size_t nWide = 0;
+  for(int i=0; i<200; i++){ memcpy(aWide+nWide, "\xc3\xa9", 2); nWide += 2; }
+  memset(aWide+nWide, 0xff, 40); nWide += 40;
+  memcpy(aWide+nWide, "\xe2\x82", 2); nWide += 2;
+  for(int i=0; i<10; i++){ memcpy(aWide+nWide, "\xe2\x82\xac", 3); nWide += 3; }
+  memcpy(aWideOut, aWide, 413);
+  memcpy(aWideOut+413, ":md5:5217df0d4250589a6973dae46ee7d3cb", 37);
+  for(int i=0; i<250; i++) memcpy(aWhole+2*i, "\xc3\xa9", 2);
+  memcpy(aCut, "x\xc3\xa9", 3);
+  for(int i=0; i<249; i++) memcpy(aCut+3+2*i, "\xc3\xa9", 2);
+  memcpy(aCutOut, aCut, 425);
+  memcpy(aCutOut+425, ":md5:fca8a3b296707e2df8762c14c4d7fdd8", 37);
   memset(aLong, 'a', 300);
   memcpy(aNs, "ns:", 3);
   memset(aNs+3, 'b', 260);
@@ -193,12 +211,16 @@ static void test_key_steps(void){
     const void *pWant; size_t nWant;  /* the bytes hashed */
   } aCase[] = {
     { {RING_KEY_PREFIX}, {3}, {"ns:"}, "key", 3, "ns:key", 6 },
-    { {RING_KEY_SHORTEN}, {250}, {""}, aLong, 300, zShortA, 250 },
-    { {RING_KEY_SHORTEN}, {250}, {""}, aLong, 250, aLong, 250 },
-    { {RING_KEY_PREFIX, RING_KEY_SHORTEN}, {3, 250}, {"ns:", ""},
+    { {RING_KEY_SHORTEN}, {213}, {""}, aLong, 300, zShortA, 250 },
+    { {RING_KEY_SHORTEN}, {213}, {""}, aLong, 250, aLong, 250 },
+    { {RING_KEY_PREFIX, RING_KEY_SHORTEN}, {3, 213}, {"ns:", ""},
       aNs+3, 260, zShortNs, 250 },
-    { {RING_KEY_PREFIX, RING_KEY_SHORTEN}, {3, 250}, {"ns:", ""},
+    { {RING_KEY_PREFIX, RING_KEY_SHORTEN}, {3, 213}, {"ns:", ""},
       aNs+3, 247, aNs, 250 },
+    { {RING_KEY_SHORTEN}, {213}, {""}, aWide, nWide, aWideOut, 450 },
+    { {RING_KEY_SHORTEN}, {213}, {""}, aWhole, 500, aWhole, 500 },
+    { {RING_KEY_PREFIX, RING_KEY_SHORTEN}, {2, 213}, {"x\xc3", ""},
+      aCut+2, 499, aCutOut, 462 },
     { {RING_KEY_REWRITE}, {' '}, {"_"}, aCtl, 1000, aCtlOut, 1000 },
     { {RING_KEY_UTF16}, {0}, {""}, zUtf8, sizeof(zUtf8)-1, aUtf16,
       sizeof(aUtf16) },
