@@ -826,7 +826,7 @@ int check_ring(sqlite3 *db, const char *zSchema, const char *zName,
   /* Shadow tables that are not the ring's own kind are not read at all:
   ** a view or a trigger there runs SQL the file chose. */
   char *zShape = NULL;
-  k.rc = store_check_tables(db, zSchema, zName, &zShape);
+  k.rc = store_check_tables(db, zSchema, zName, 1, &zShape);
   if( zShape ) check_problem(&k, "%s", zShape);
   if( k.rc==SQLITE_OK && zShape==NULL ){
     check_config(&k);

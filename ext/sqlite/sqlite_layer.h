@@ -137,15 +137,16 @@ int store_is_shadow_suffix(const char *zSuffix);
 ** under a trigger would run SQL that a crafted file chose, which may call
 ** chash again. SQLITE_OK with *pzProblem NULL, or saying what is not
 ** (freed by the caller: "r_config is a view, not a table"), or an error.
-** A missing table is left to the read that needs it.
+** A missing table is left to the read that needs it. bTriggers 0 leaves
+** triggers out (a read runs none).
 */
 int store_check_tables(sqlite3 *db, const char *zSchema, const char *zName,
-                       char **pzProblem);
+                       int bTriggers, char **pzProblem);
 
 /* The same as an error: SQLITE_CORRUPT_VTAB with *pzErr "ring 'main.r' is
 ** corrupt: r_config is a view, not a table", or SQLITE_OK. */
 int store_check_corrupt(sqlite3 *db, const char *zSchema, const char *zName,
-                        char **pzErr);
+                        int bTriggers, char **pzErr);
 
 /* Read %_config. On error *pzErr says what is wrong (corrupt ring). A
 ** shadow table that is not what the ring made (a view, a WITHOUT ROWID

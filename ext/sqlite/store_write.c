@@ -88,7 +88,7 @@ int store_open(sqlite3 *db, const char *zSchema, const char *zName,
   /* A write runs under the triggers of the shadow tables: a trigger there
   ** is corruption too (store_check_tables). */
   int rc = store_read_info(db, zSchema, zName, &st->info, pzErr);
-  if( rc==SQLITE_OK ) rc = store_check_corrupt(db, zSchema, zName, pzErr);
+  if( rc==SQLITE_OK ) rc = store_check_corrupt(db, zSchema, zName, 1, pzErr);
   if( rc!=SQLITE_OK ){
     store_close(st);
     return rc;
