@@ -41,6 +41,16 @@ int sqlite3_chash_init(sqlite3 *db, char **pzErrMsg,
     }
     return SQLITE_ERROR;
   }
+  /* Loaded a second time on the same connection (a package's load() and
+  ** a load_extension of the same file): the first registration stays.
+  ** Registering again would free the connection state that the first
+  ** one's tables (chash_close_hook, chash_txn) still point at. */
+  sqlite3_stmt *pLoaded = NULL;
+  if( sqlite3_prepare_v2(db, "SELECT ch_version()", -1, &pLoaded,
+                         NULL)==SQLITE_OK ){
+    sqlite3_finalize(pLoaded);
+    return SQLITE_OK;
+  }
   ring_set_allocator(ring_sqlite_malloc, sqlite3_free);
   chash_conn *conn = conn_new(db);
   if( conn==NULL ) return SQLITE_NOMEM;
