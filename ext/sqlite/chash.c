@@ -51,6 +51,9 @@ int sqlite3_chash_init(sqlite3 *db, char **pzErrMsg,
     sqlite3_finalize(pLoaded);
     return SQLITE_OK;
   }
+  /* The probe's "no such function" must not stay as the connection's
+  ** error: sqlite3_open reads it after its automatic extensions. */
+  sqlite3_exec(db, "", NULL, NULL, NULL);
   ring_set_allocator(ring_sqlite_malloc, sqlite3_free);
   chash_conn *conn = conn_new(db);
   if( conn==NULL ) return SQLITE_NOMEM;
