@@ -221,6 +221,12 @@ void config_buf_json_string(config_buf *b, const char *z){
       config_buf_append(b, esc, 2);
     }else if( *p<0x20 ){
       config_buf_printf(b, "\\u%04x", *p);
+    }else if( (p[0]==0xC2 && p[1]==0x85)
+              || (p[0]==0xE2 && p[1]==0x80 && (p[2]==0xA8 || p[2]==0xA9)) ){
+      /* U+0085, U+2028 and U+2029 are line breaks to YAML, which would
+      ** fold them to a space inside the quotes. */
+      config_buf_printf(b, "\\u%04x", p[0]==0xC2 ? 0x85 : 0x2000+(p[2]-0x80));
+      p += p[0]==0xC2 ? 1 : 2;
     }else{
       config_buf_append(b, (const char *)p, 1);
     }

@@ -158,7 +158,8 @@ void config_buf_printf(config_buf *b, const char *zFmt, ...);
 /* Hand b's text to *pzOut: CONFIG_OK, or CONFIG_NOMEM (b freed). */
 int config_buf_finish(config_buf *b, char **pzOut);
 
-/* Append z as a JSON string (quoted and escaped). */
+/* Append z as a JSON string (quoted and escaped), which YAML reads back
+** as the same string. */
 void config_buf_json_string(config_buf *b, const char *z);
 
 /* The whole number written in z (n bytes, digits only), at most 1e9, or

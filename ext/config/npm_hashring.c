@@ -64,24 +64,73 @@ static int npm_json_number(const char *z, size_t n){
   return i==n;
 }
 
-/* The text of node if it is a JSON string (a double-quoted scalar). */
-static const char *npm_string(const yaml_node_t *node, size_t *pn){
+/* What npm_read reads: the text, its document, and the pool. */
+typedef struct npm_reader {
+  const char *z;                 /* the text */
+  size_t n;
+  config_yaml_cursor cursor;     /* for the offsets of its strings */
+  yaml_document_t *d;
+  config_file *f;
+  config_pool *p;
+} npm_reader;
+
+/* Why the JSON string at z[i] (its opening quote) might be read otherwise
+** by YAML than by JavaScript, or NULL if it cannot: YAML has escapes JSON
+** lacks (\N is U+0085, \x41 is "A"), folds line breaks and knows U+0085,
+** U+2028 and U+2029 as line breaks. Within JSON's escapes and without raw
+** control characters or breaks, both read the same string. */
+static const char *npm_not_json(const char *z, size_t n, size_t i){
+  const unsigned char *u = (const unsigned char *)z;
+  for(i++; i<n && u[i]!='"'; i++){
+    if( u[i]=='\\' ){
+      if( i+1>=n || strchr("\"\\/bfnrtu", u[i+1])==NULL ){
+        return "has an escape that JSON does not have";
+      }
+      i++;
+    }else if( u[i]<0x20 ){
+      return "has a raw control character or line break (write it as an "
+             "escape such as \\n)";
+    }else if( (u[i]==0xC2 && i+1<n && u[i+1]==0x85)
+              || (u[i]==0xE2 && i+2<n && u[i+1]==0x80
+                  && (u[i+2]==0xA8 || u[i+2]==0xA9)) ){
+      return "has a raw U+0085, U+2028 or U+2029, which the YAML reader "
+             "folds (write it as \\u0085, \\u2028 or \\u2029)";
+    }
+  }
+  return NULL;
+}
+
+/* The text of node if it is a JSON string (a double-quoted scalar that
+** reads as JavaScript reads it); NULL, with *pzWhy set when it is quoted
+** but not JSON. */
+static const char *npm_string(npm_reader *r, const yaml_node_t *node,
+                              size_t *pn, const char **pzWhy){
+  *pzWhy = NULL;
   if( node==NULL || node->type!=YAML_SCALAR_NODE
       || node->data.scalar.style!=YAML_DOUBLE_QUOTED_SCALAR_STYLE ){
     return NULL;
   }
-  return config_yaml_scalar(node, pn);
+  *pzWhy = npm_not_json(r->z, r->n,
+                        config_yaml_offset(r->z, r->n, &r->cursor, node));
+  return *pzWhy ? NULL : config_yaml_scalar(node, pn);
 }
 
-/* Server node (a JSON string) of weight value (NULL: 1) into p. */
-static void npm_server(config_file *f, config_pool *p, yaml_document_t *d,
-                       const yaml_node_t *node, const yaml_node_t *value){
+/* Server node (a JSON string) of weight value (NULL: 1) into r's pool. */
+static void npm_server(npm_reader *r, const yaml_node_t *node,
+                       const yaml_node_t *value){
+  config_file *f = r->f;
+  config_pool *p = r->p;
   int line = config_yaml_line(node);
   size_t n;
-  const char *z = npm_string(node, &n);
+  const char *zWhy;
+  const char *z = npm_string(r, node, &n, &zWhy);
   if( z==NULL ){
-    config_refuse(f, p, "line %d: a server is not a JSON string \"host:port\" "
-                  "(objects in an array are not read)", line);
+    if( zWhy ){
+      config_refuse(f, p, "line %d: a server string %s", line, zWhy);
+    }else{
+      config_refuse(f, p, "line %d: a server is not a JSON string "
+                    "\"host:port\" (objects in an array are not read)", line);
+    }
     return;
   }
   int nShow = (int)(n>100 ? 100 : n);
@@ -100,11 +149,15 @@ static void npm_server(config_file *f, config_pool *p, yaml_document_t *d,
     const yaml_node_t *weight = NULL;
     for(yaml_node_pair_t *pr=value->data.mapping.pairs.start;
         pr<value->data.mapping.pairs.top; pr++){
-      const yaml_node_t *k = yaml_document_get_node(d, pr->key);
+      const yaml_node_t *k = yaml_document_get_node(r->d, pr->key);
       size_t nk;
-      const char *zk = npm_string(k, &nk);
+      const char *zk = npm_string(r, k, &nk, &zWhy);
       if( zk && nk==6 && memcmp(zk, "weight", 6)==0 ){
-        weight = yaml_document_get_node(d, pr->value);
+        weight = yaml_document_get_node(r->d, pr->value);
+      }else if( zWhy ){
+        config_refuse(f, p, "line %d: server '%.*s': a key %s",
+                      config_yaml_line(k), nShow, z, zWhy);
+        return;
       }else{
         config_refuse(f, p, "line %d: server '%.*s': only \"weight\" is "
                       "read from its object (a \"vnodes\" count replaces "
@@ -150,21 +203,22 @@ static void npm_read(const char *z, size_t n, config_file *f){
     return;
   }
   p->algorithm = "hashring";
+  npm_reader r = { .z = z, .n = n, .d = &d, .f = f, .p = p };
   if( root->type==YAML_SEQUENCE_NODE
       && root->data.sequence.style==YAML_FLOW_SEQUENCE_STYLE ){
     for(yaml_node_item_t *it=root->data.sequence.items.start;
         it<root->data.sequence.items.top && !p->refusal && !f->nomem; it++){
-      npm_server(f, p, &d, yaml_document_get_node(&d, *it), NULL);
+      npm_server(&r, yaml_document_get_node(&d, *it), NULL);
     }
   }else if( root->type==YAML_MAPPING_NODE
             && root->data.mapping.style==YAML_FLOW_MAPPING_STYLE ){
     for(yaml_node_pair_t *pr=root->data.mapping.pairs.start;
         pr<root->data.mapping.pairs.top && !p->refusal && !f->nomem; pr++){
-      npm_server(f, p, &d, yaml_document_get_node(&d, pr->key),
+      npm_server(&r, yaml_document_get_node(&d, pr->key),
                  yaml_document_get_node(&d, pr->value));
     }
   }else if( root->type==YAML_SCALAR_NODE ){
-    npm_server(f, p, &d, root, NULL);
+    npm_server(&r, root, NULL);
   }else{
     config_refuse(f, p, "line %d: the text is not a JSON array of servers, "
                   "an object {server: weight} or one server string",

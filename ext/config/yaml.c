@@ -91,6 +91,21 @@ int config_yaml_line(const yaml_node_t *node){
   return node ? (int)node->start_mark.line+1 : 0;
 }
 
+size_t config_yaml_offset(const char *z, size_t n, config_yaml_cursor *c,
+                          const yaml_node_t *node){
+  size_t iChar = node->start_mark.index;
+  if( c->iByte==0 || iChar<c->iChar ){
+    c->iChar = 0;
+    c->iByte = n>=3 && memcmp(z, "\xEF\xBB\xBF", 3)==0 ? 3 : 0;
+  }
+  while( c->iChar<iChar && c->iByte<n ){
+    c->iByte++;
+    while( c->iByte<n && (z[c->iByte]&0xC0)==0x80 ) c->iByte++;
+    c->iChar++;
+  }
+  return c->iByte;
+}
+
 const char *config_yaml_scalar(const yaml_node_t *node, size_t *pn){
   if( node==NULL || node->type!=YAML_SCALAR_NODE ) return NULL;
   if( pn ) *pn = node->data.scalar.length;

@@ -133,6 +133,9 @@ def configurations():
     a, b, _ = hashring_model.collision_pair()
     add('collide-ab', 'hashring', [a, b])
     add('collide-ba', 'hashring', [b, a])
+    # Line breaks to YAML (U+0085, U+2028, U+2029) in names: the reader
+    # must not fold them, and ch_export must write them as escapes.
+    add('breaks', 'hashring', ['a\u0085b:1', 'c\u2028:2', '\u2029d:3', 'e:4'])
     add('memcached', 'memcached', ['10.0.0.1:11211', '10.0.0.2:11211',
                                    'cache-c:11212', '10.0.0.4'])
     add('memcached-w', 'memcached', {'10.0.0.1:11211': 1, 'mc-b:11211': 3,
@@ -171,7 +174,9 @@ def main(so, node_modules):
             if mode == 'hashring':
                 # The same servers as JSON, read by ch_config; the text
                 # ch_export writes, given back to the package.
-                text = json.dumps(servers, ensure_ascii=False)
+                # Written as an editor would; the YAML line breaks as
+                # escapes (raw, ch_config refuses them).
+                text = json.dumps(servers, ensure_ascii=(name == 'breaks'))
                 spec = db.execute("SELECT ch_config('hashring', ?)", (text,)).fetchone()[0]
                 via_config = [db.execute('SELECT ch_locate(?, ?)', (k, spec)).fetchone()[0]
                               for k in keys]
