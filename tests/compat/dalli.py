@@ -15,7 +15,7 @@ import sys
 
 import compatkit
 import dalli_model as m
-from nginx_model import forge_crc32
+from testkit import forge_crc32
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -28,6 +28,7 @@ import http.client, os, random, re, shutil, socket, subprocess, sys, tempfile, t
 
 from compatkit import agreement, chash_db, free_port, stop
 import nginx_model
+import testkit
 
 DEADLINE = time.monotonic() + 240
 
@@ -56,7 +57,7 @@ def arc_keys(ring_entries, point, n, rnd):
     keys_sorted = [e[0] for e in ring_entries]
     i = keys_sorted.index(point)
     lo = keys_sorted[i - 1] + 1 if i > 0 else 0
-    return [nginx_model.forge_crc32(b'arc-%d-' % j, rnd.randint(lo, point))
+    return [testkit.forge_crc32(b'arc-%d-' % j, rnd.randint(lo, point))
             for j in range(n)]
 
 
@@ -68,7 +69,7 @@ def edge_keys(entries):
     targets = {0, 0xffffffff, pts[0], pts[1], pts[-1], (pts[-1] + 1) & 0xffffffff}
     targets |= {pts[i] for i in range(0, len(pts), max(1, len(pts) // 50))}
     targets |= {pts[i] + 1 for i in range(0, len(pts), max(1, len(pts) // 50))}
-    return [nginx_model.forge_crc32(b'edge-%08x-' % t, t & 0xffffffff) for t in sorted(targets)]
+    return [testkit.forge_crc32(b'edge-%08x-' % t, t & 0xffffffff) for t in sorted(targets)]
 
 
 def configurations(tmp):

@@ -10,8 +10,8 @@ Run: /usr/bin/python3 tests/gen/dalli_gen.py --write  (or --check)
 import hashlib
 
 import genfiles
-from testkit import LOCATE_KEYS as KEYS, byte_keys as keys, first_shared_point, insert, md5_form, sql_key
-from nginx_model import forge_crc32
+from testkit import (LOCATE_KEYS as KEYS, byte_keys as keys, first_shared_point, forge_crc32,
+                     insert, md5_form, sql_key, tie_queries)
 import dalli_model as m
 
 SERVERS = [(b'10.0.0.1:11211', 1), (b'10.0.0.2', 2), (b'cache-3', 1),
@@ -308,30 +308,14 @@ SELECT count(*) FROM n WHERE ch_locate('key' || value, 'z') = 'small'
 # a key is taken); the other keeps 159 points. In both orders.
 %s
 %s
-query TI
-SELECT node, points FROM tab ORDER BY node
-----
 %s
-
-query TI
-SELECT node, points FROM tba ORDER BY node
-----
-%s
-
-query TT
-SELECT ch_locate(%s, 'tab'), ch_locate(%s, 'tba')
-----
-%s\t%s
-
 # ch_points lists the points themselves, the one lost to the tie left out.
 query I
 SELECT count(*) FROM ch_points('tab') WHERE token = %d
 ----
 1
 """ % (point, create('tab', [(a, 1), (b, 1)]), create('tba', [(b, 1), (a, 1)]),
-       '\n'.join('%s\t%d' % (s.decode(), n) for s, n in sorted(counts(ab).items())),
-       '\n'.join('%s\t%d' % (s.decode(), n) for s, n in sorted(counts(ba).items())),
-       sql_key(k), sql_key(k), ab.locate(k).decode(), ba.locate(k).decode(), point))
+       tie_queries(counts(ab), counts(ba), k, ab.locate(k), ba.locate(k)), point))
 
     # Names Dalli rewrites: no port, IPv6 brackets, octal ports.
     vs = [(b'10.0.0.9', 1), (b'10.0.0.9:11211', 1), (b'10.0.0.9:025713', 1)]

@@ -69,37 +69,6 @@ class Ring:
         return self.entries[i % len(self.entries)][1]
 
 
-def forge_crc32(prefix, target, length=48):
-    """A printable key prefix + s (s of `length` letters 'a'/'c') whose
-    CRC-32 is target. CRC-32 is affine over GF(2): flipping bit 1 of byte
-    k of s xors a fixed vector into the CRC, so choosing which letters are
-    'c' is a linear system of 32 equations, solved by elimination."""
-    base = bytearray(b'a' * length)
-    c0 = zlib.crc32(prefix + bytes(base))
-    basis = []                              # (pivot vector, set of positions)
-    for k in range(length):
-        flip = bytearray(base)
-        flip[k] = ord('c')
-        v, used = zlib.crc32(prefix + bytes(flip)) ^ c0, {k}
-        for bv, bused in basis:
-            if v ^ bv < v:
-                v, used = v ^ bv, used ^ bused
-        if v:
-            basis.append((v, used))
-            basis.sort(reverse=True)
-    want, used = target ^ c0, set()
-    for bv, bused in basis:
-        if want ^ bv < want:
-            want, used = want ^ bv, used ^ bused
-    if want:
-        raise ValueError('no %d-letter suffix reaches %#x' % (length, target))
-    for k in used:
-        base[k] = ord('c')
-    key = prefix + bytes(base)
-    assert zlib.crc32(key) == target
-    return key
-
-
 def replicas(r, key, n):
     """The first n distinct servers clockwise from the key's point."""
     return replicas_at(r, zlib.crc32(key), n)

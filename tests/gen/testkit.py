@@ -11,6 +11,9 @@ the compat checks import share. No chash code involved.
   insert                INSERT INTO t(node, weight) of (name, weight) pairs
   arc_widths            the positions each server of a points ring owns
   first_shared_point    a search for two names whose points collide
+  forge_crc32           a key whose CRC-32 is a given value
+  tie_queries           the records of two servers sharing a point, in
+                        both join orders
   owner_at, replicas_at, moved_positions
                         a points ring with .entries [(position, server)]
                         and .keys [position], sorted: the first point at
@@ -19,6 +22,7 @@ the compat checks import share. No chash code involved.
 import bisect
 import hashlib
 import textwrap
+import zlib
 
 
 def sql_text(s):
@@ -94,6 +98,60 @@ def first_shared_point(names, points_of):
             seen[p] = name
     raise SystemExit('testkit: no two of the names share a point')
 
+
+
+def forge_crc32(prefix, target, length=48):
+    """A printable key prefix + s (s of `length` letters 'a'/'c') whose
+    CRC-32 is target. CRC-32 is affine over GF(2): flipping bit 1 of byte
+    k of s xors a fixed vector into the CRC, so choosing which letters are
+    'c' is a linear system of 32 equations, solved by elimination."""
+    base = bytearray(b'a' * length)
+    c0 = zlib.crc32(prefix + bytes(base))
+    basis = []                              # (pivot vector, set of positions)
+    for k in range(length):
+        flip = bytearray(base)
+        flip[k] = ord('c')
+        v, used = zlib.crc32(prefix + bytes(flip)) ^ c0, {k}
+        for bv, bused in basis:
+            if v ^ bv < v:
+                v, used = v ^ bv, used ^ bused
+        if v:
+            basis.append((v, used))
+            basis.sort(reverse=True)
+    want, used = target ^ c0, set()
+    for bv, bused in basis:
+        if want ^ bv < want:
+            want, used = want ^ bv, used ^ bused
+    if want:
+        raise ValueError('no %d-letter suffix reaches %#x' % (length, target))
+    for k in used:
+        base[k] = ord('c')
+    key = prefix + bytes(base)
+    assert zlib.crc32(key) == target
+    return key
+
+def tie_queries(counts_ab, counts_ba, key, owner_ab, owner_ba):
+    """The records over tables tab and tba (the same two servers with a
+    shared point, joined in both orders): the points each server has in
+    each ({name: count}), and the owner of key (on the shared point)."""
+    def rows(counts):
+        return '\n'.join('%s\t%d' % (s.decode(), n) for s, n in sorted(counts.items()))
+    return """query TI
+SELECT node, points FROM tab ORDER BY node
+----
+%s
+
+query TI
+SELECT node, points FROM tba ORDER BY node
+----
+%s
+
+query TT
+SELECT ch_locate(%s, 'tab'), ch_locate(%s, 'tba')
+----
+%s\t%s
+""" % (rows(counts_ab), rows(counts_ba), sql_key(key), sql_key(key),
+       owner_ab.decode(), owner_ba.decode())
 
 def owner_at(r, pos):
     return r.entries[bisect.bisect_left(r.keys, pos) % len(r.entries)][1]
