@@ -3,7 +3,8 @@
 ** those of Kafka's, kafkajs' and Guava's partitioners and Cassandra's
 ** token (see keyhash.h).
 **
-** All arithmetic is mod 2^32. sx(b) is what those C programs get when a
+** The 32-bit hashes compute mod 2^32, the 64-bit ones (FNV-64, MurmurHash3
+** x64-128 and its Cassandra token, identity) mod 2^64. sx(b) is what those C programs get when a
 ** byte is read as a (signed) char and widened: b below 0x80, else
 ** 0xFFFFFF00|b. Only the functions that do so in the originals use it.
 **
