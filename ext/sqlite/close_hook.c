@@ -53,75 +53,20 @@ static int hook_disconnect(sqlite3_vtab *pVtab){
   return SQLITE_OK;
 }
 
-static int hook_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
-  (void)pVtab;
-  pInfo->estimatedCost = 1.0;
-  pInfo->estimatedRows = 0;
-  return SQLITE_OK;
-}
-
-static int hook_open(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor){
-  (void)pVtab;
-  sqlite3_vtab_cursor *c = sqlite3_malloc64(sizeof(*c));
-  if( c==NULL ) return SQLITE_NOMEM;
-  memset(c, 0, sizeof(*c));
-  *ppCursor = c;
-  return SQLITE_OK;
-}
-
-static int hook_close(sqlite3_vtab_cursor *pCursor){
-  sqlite3_free(pCursor);
-  return SQLITE_OK;
-}
-
-static int hook_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
-                       const char *idxStr, int argc, sqlite3_value **argv){
-  (void)pCursor;
-  (void)idxNum;
-  (void)idxStr;
-  (void)argc;
-  (void)argv;
-  return SQLITE_OK;
-}
-
-static int hook_next(sqlite3_vtab_cursor *pCursor){
-  (void)pCursor;
-  return SQLITE_OK;
-}
-
-static int hook_eof(sqlite3_vtab_cursor *pCursor){
-  (void)pCursor;
-  return 1;                                /* no rows */
-}
-
-static int hook_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
-                       int i){
-  (void)pCursor;
-  (void)ctx;
-  (void)i;
-  return SQLITE_OK;
-}
-
-static int hook_rowid(sqlite3_vtab_cursor *pCursor, sqlite3_int64 *pRowid){
-  (void)pCursor;
-  *pRowid = 0;
-  return SQLITE_OK;
-}
-
 static const sqlite3_module hook_module = {
   .iVersion = 0,
   .xCreate = NULL,                         /* eponymous only */
   .xConnect = hook_connect,
-  .xBestIndex = hook_best_index,
+  .xBestIndex = empty_table_best_index,
   .xDisconnect = hook_disconnect,
   .xDestroy = hook_disconnect,
-  .xOpen = hook_open,
-  .xClose = hook_close,
-  .xFilter = hook_filter,
-  .xNext = hook_next,
-  .xEof = hook_eof,
-  .xColumn = hook_column,
-  .xRowid = hook_rowid,
+  .xOpen = empty_table_open,
+  .xClose = empty_table_close,
+  .xFilter = empty_table_filter,
+  .xNext = empty_table_next,
+  .xEof = empty_table_eof,
+  .xColumn = empty_table_column,
+  .xRowid = empty_table_rowid,
 };
 
 int close_hook_register(sqlite3 *db, chash_conn *conn){

@@ -10,6 +10,7 @@
 **   ring_cache.c the connection's caches of built rings (one LRU)
 **   spec.c       ring specs -> ring snapshots, through those caches
 **   close_hook.c the kept statements finalized as the connection closes
+**   empty_table.c the methods of chash's own tables, which have no rows
 **   vtab.c       the chash virtual table
 **   check.c      ch_check and xIntegrity: the shadow tables' check
 **   funcs.c      the SQL functions
@@ -340,6 +341,20 @@ void conn_forget_rings(chash_conn *conn);
 ** ends keeping them.
 */
 void conn_keep_statements(chash_conn *conn, int bKeep);
+
+/* ---------------------------------------------------------- empty_table.c */
+
+/* The methods of a table with no rows (chash_close_hook, chash_txn). */
+int empty_table_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo);
+int empty_table_open(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor);
+int empty_table_close(sqlite3_vtab_cursor *pCursor);
+int empty_table_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
+                       const char *idxStr, int argc, sqlite3_value **argv);
+int empty_table_next(sqlite3_vtab_cursor *pCursor);
+int empty_table_eof(sqlite3_vtab_cursor *pCursor);
+int empty_table_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
+                       int iCol);
+int empty_table_rowid(sqlite3_vtab_cursor *pCursor, sqlite3_int64 *pRowid);
 
 /* ----------------------------------------------------------- close_hook.c */
 

@@ -319,55 +319,6 @@ static int sentinel_disconnect(sqlite3_vtab *pVtab){
   return SQLITE_OK;
 }
 
-static int sentinel_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
-  (void)pVtab;
-  pInfo->estimatedCost = 1.0;
-  pInfo->estimatedRows = 0;
-  return SQLITE_OK;
-}
-
-/* A cursor over no rows needs no state of its own. */
-static int sentinel_open(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor){
-  (void)pVtab;
-  *ppCursor = sqlite3_malloc64(sizeof(**ppCursor));
-  if( *ppCursor==NULL ) return SQLITE_NOMEM;
-  memset(*ppCursor, 0, sizeof(**ppCursor));
-  return SQLITE_OK;
-}
-
-static int sentinel_close(sqlite3_vtab_cursor *pCursor){
-  sqlite3_free(pCursor);
-  return SQLITE_OK;
-}
-
-static int sentinel_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
-                           const char *idxStr, int argc, sqlite3_value **argv){
-  (void)pCursor; (void)idxNum; (void)idxStr; (void)argc; (void)argv;
-  return SQLITE_OK;
-}
-
-static int sentinel_next(sqlite3_vtab_cursor *pCursor){
-  (void)pCursor;
-  return SQLITE_OK;
-}
-
-static int sentinel_eof(sqlite3_vtab_cursor *pCursor){
-  (void)pCursor;
-  return 1;
-}
-
-static int sentinel_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
-                           int iCol){
-  (void)pCursor; (void)ctx; (void)iCol;
-  return SQLITE_OK;
-}
-
-static int sentinel_rowid(sqlite3_vtab_cursor *pCursor, sqlite3_int64 *pRowid){
-  (void)pCursor;
-  *pRowid = 0;
-  return SQLITE_OK;
-}
-
 /* Only an INSERT reaches xUpdate (there are no rows to change). */
 static int sentinel_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                            sqlite3_int64 *pRowid){
@@ -387,10 +338,10 @@ static int sentinel_sync(sqlite3_vtab *pVtab){
 
 static const sqlite3_module sentinel_module = {
   2,
-  NULL /* xCreate: eponymous only */, sentinel_connect, sentinel_best_index,
-  sentinel_disconnect, sentinel_disconnect, sentinel_open, sentinel_close,
-  sentinel_filter, sentinel_next, sentinel_eof, sentinel_column,
-  sentinel_rowid, sentinel_update, sentinel_begin, sentinel_sync,
+  NULL /* xCreate: eponymous only */, sentinel_connect, empty_table_best_index,
+  sentinel_disconnect, sentinel_disconnect, empty_table_open,
+  empty_table_close, empty_table_filter, empty_table_next, empty_table_eof,
+  empty_table_column, empty_table_rowid, sentinel_update, sentinel_begin, sentinel_sync,
   txn_table_commit, txn_table_rollback, NULL /* xFindFunction */,
   NULL /* xRename */, txn_table_savepoint, txn_table_savepoint /* xRelease */,
   txn_table_rollback_to, NULL /* xShadowName */
