@@ -329,11 +329,9 @@ static void flows_step(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     return;
   }
   uint64_t posOld, posNew;
-  value_position(argv[0], &rOld->keys, &posOld);
-  if( ring_keys_same(&rOld->keys, &rNew->keys) ){
-    posNew = posOld;                         /* hash the key once */
-  }else{
-    value_position(argv[0], &rNew->keys, &posNew);
+  if( !value_positions(argv[0], &rOld->keys, &rNew->keys, &posOld, &posNew) ){
+    f->bError = 0;                  /* no owner on one ring: not counted */
+    return;
   }
   int64_t src = (int64_t)ring_lookup(rOld, posOld);
   int64_t dst = (int64_t)ring_lookup(rNew, posNew);

@@ -109,6 +109,16 @@ int value_position(sqlite3_value *v, const ring_keys *k, uint64_t *pPos){
   return 1;
 }
 
+int value_positions(sqlite3_value *v, const ring_keys *kOld,
+                    const ring_keys *kNew, uint64_t *pOld, uint64_t *pNew){
+  if( !value_position(v, kOld, pOld) ) return 0;
+  if( ring_keys_same(kOld, kNew) ){
+    *pNew = *pOld;
+    return 1;
+  }
+  return value_position(v, kNew, pNew);
+}
+
 void chash_result_error(sqlite3_context *ctx, const char *zMsg){
   if( zMsg ){
     sqlite3_result_error(ctx, zMsg, -1);

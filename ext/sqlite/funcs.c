@@ -72,11 +72,8 @@ static void moved_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     return;
   }
   uint64_t posOld, posNew;
-  if( !value_position(argv[0], &rOld->keys, &posOld) ) return;
-  if( ring_keys_same(&rOld->keys, &rNew->keys) ){
-    posNew = posOld;                         /* hash the key once */
-  }else{
-    value_position(argv[0], &rNew->keys, &posNew);
+  if( !value_positions(argv[0], &rOld->keys, &rNew->keys, &posOld, &posNew) ){
+    return;                         /* no owner on one ring or the other */
   }
   const ring_node *a = &rOld->nodes[ring_lookup(rOld, posOld)];
   const ring_node *b = &rNew->nodes[ring_lookup(rNew, posNew)];

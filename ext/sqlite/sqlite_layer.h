@@ -58,6 +58,14 @@ int value_whole_int64(sqlite3_value *v, int64_t *pOut);
 */
 int value_position(sqlite3_value *v, const ring_keys *k, uint64_t *pPos);
 
+/*
+** The positions of key value v under two key rules (an old and a new
+** ring's), hashed once when the rules agree. Returns 0 if v has no
+** position under either (NULL; a key that identity does not place), else 1.
+*/
+int value_positions(sqlite3_value *v, const ring_keys *kOld,
+                    const ring_keys *kNew, uint64_t *pOld, uint64_t *pNew);
+
 /* Set zMsg as ctx's error; if it is NULL (building the message ran out of
 ** memory), the error is SQLITE_NOMEM. */
 void chash_result_error(sqlite3_context *ctx, const char *zMsg);
