@@ -213,23 +213,42 @@ void config_buf_printf(config_buf *b, const char *zFmt, ...){
   ring_dealloc(z);
 }
 
+/* Nonzero if code point c must be escaped for YAML to read it back: it
+** is not printable to YAML (DEL, the C1 controls, U+FEFF, U+FFFE, U+FFFF)
+** or is a line break, which YAML folds to a space inside quotes (U+0085,
+** U+2028, U+2029). */
+static int yaml_needs_escape(uint32_t c){
+  return c==0x7F || (c>=0x80 && c<=0x9F) || c==0x2028 || c==0x2029
+      || c==0xFEFF || c==0xFFFE || c==0xFFFF;
+}
+
 void config_buf_json_string(config_buf *b, const char *z){
   config_buf_append(b, "\"", 1);
-  for(const unsigned char *p=(const unsigned char *)z; *p; p++){
-    if( *p=='"' || *p=='\\' ){
-      char esc[2] = { '\\', (char)*p };
-      config_buf_append(b, esc, 2);
-    }else if( *p<0x20 ){
-      config_buf_printf(b, "\\u%04x", *p);
-    }else if( (p[0]==0xC2 && p[1]==0x85)
-              || (p[0]==0xE2 && p[1]==0x80 && (p[2]==0xA8 || p[2]==0xA9)) ){
-      /* U+0085, U+2028 and U+2029 are line breaks to YAML, which would
-      ** fold them to a space inside the quotes. */
-      config_buf_printf(b, "\\u%04x", p[0]==0xC2 ? 0x85 : 0x2000+(p[2]-0x80));
-      p += p[0]==0xC2 ? 1 : 2;
-    }else{
-      config_buf_append(b, (const char *)p, 1);
+  const unsigned char *p = (const unsigned char *)z;
+  while( *p ){
+    /* z is UTF-8 (node names are checked): a character at a time; those
+    ** to escape are all in the two- and three-byte forms. */
+    uint32_t c = *p;
+    int n = 1;
+    if( (p[0]&0xF8)==0xF0 && p[1] && p[2] && p[3] ){
+      c = 0x10000;                   /* any character above U+FFFF */
+      n = 4;
+    }else if( (p[0]&0xE0)==0xC0 && p[1] ){
+      c = (uint32_t)(p[0]&0x1F)<<6 | (p[1]&0x3F);
+      n = 2;
+    }else if( (p[0]&0xF0)==0xE0 && p[1] && p[2] ){
+      c = (uint32_t)(p[0]&0x0F)<<12 | (uint32_t)(p[1]&0x3F)<<6 | (p[2]&0x3F);
+      n = 3;
     }
+    if( c=='"' || c=='\\' ){
+      char esc[2] = { '\\', (char)c };
+      config_buf_append(b, esc, 2);
+    }else if( c<0x20 || yaml_needs_escape(c) ){
+      config_buf_printf(b, "\\u%04x", (unsigned)c);
+    }else{
+      config_buf_append(b, (const char *)p, (size_t)n);
+    }
+    p += n;
   }
   config_buf_append(b, "\"", 1);
 }
