@@ -69,15 +69,6 @@ static int64_t dubbo_point_budget(const ring_config *cfg, double w){
   return 4 * (int64_t)dubbo_digests(cfg);
 }
 
-static const char *dubbo_check_weight(const ring_config *cfg, double w){
-  (void)cfg;
-  if( w!=1.0 ){
-    return "algorithm dubbo has no weights (Dubbo's consistent hash ignores "
-           "them): every node's weight must be 1";
-  }
-  return NULL;
-}
-
 static int dubbo_check_options(ring_config *cfg, unsigned set, char *zErr,
                                size_t nErr){
   (void)set;
@@ -104,7 +95,8 @@ const ring_algo algo_dubbo = {
   .units = RING_UNITS_POINTS,
   .unit_name = "points",
   .check_options = dubbo_check_options,
-  .check_weight = dubbo_check_weight,
+  .no_weights = "algorithm dubbo has no weights (Dubbo's consistent hash "
+                "ignores them): every node's weight must be 1",
   .point_budget = dubbo_point_budget,
   .build = dubbo_build,
   .doc = {

@@ -41,15 +41,6 @@ static int groupcache_check_options(ring_config *cfg, unsigned set,
   return 0;
 }
 
-static const char *groupcache_check_weight(const ring_config *cfg, double w){
-  (void)cfg;
-  if( w!=1.0 ){
-    return "algorithm groupcache has no weights: every node's weight must "
-           "be 1";
-  }
-  return NULL;
-}
-
 static int64_t groupcache_point_budget(const ring_config *cfg, double w){
   (void)w;
   return cfg->vnodes;
@@ -83,7 +74,8 @@ const ring_algo algo_groupcache = {
   .units = RING_UNITS_POINTS,
   .unit_name = "points",
   .check_options = groupcache_check_options,
-  .check_weight = groupcache_check_weight,
+  .no_weights = "algorithm groupcache has no weights: every node's weight "
+                "must be 1",
   .point_budget = groupcache_point_budget,
   .build = groupcache_build,
   .node_positions = groupcache_node_positions,

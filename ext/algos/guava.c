@@ -67,15 +67,6 @@ static int guava_check_options(ring_config *cfg, unsigned set, char *zErr,
   return 0;
 }
 
-static const char *guava_check_weight(const ring_config *cfg, double w){
-  (void)cfg;
-  if( w!=1.0 ){
-    return "algorithm guava has no weights (consistentHash has none): every "
-           "node's weight must be 1";
-  }
-  return NULL;
-}
-
 const ring_algo algo_guava = {
   .name = "guava",
   .default_hash = HASH_MURMUR3_128,
@@ -90,7 +81,8 @@ const ring_algo algo_guava = {
   .build = ring_units_join_order,
   .unit_of = guava_unit_of,
   .shares = ring_shares_even,
-  .check_weight = guava_check_weight,
+  .no_weights = "algorithm guava has no weights (consistentHash has none): "
+                "every node's weight must be 1",
   .check_commit = ring_check_commit_last_only,
   .doc = {
     .summary = "Guava's `Hashing.consistentHash`",

@@ -47,14 +47,6 @@ int ring_shares_even(ring *r){
   return RING_OK;
 }
 
-static const char *jump_check_weight(const ring_config *cfg, double w){
-  (void)cfg;
-  if( w!=1.0 ){
-    return "algorithm jump has no weights: every node's weight must be 1";
-  }
-  return NULL;
-}
-
 /*
 ** Only the last nodes can leave. Checked when the transaction commits,
 ** not at each removal, so that one transaction (or one DELETE, which
@@ -95,7 +87,7 @@ const ring_algo algo_jump = {
   .build = ring_units_join_order,
   .unit_of = jump_unit_of,
   .shares = ring_shares_even,
-  .check_weight = jump_check_weight,
+  .no_weights = "algorithm jump has no weights: every node's weight must be 1",
   .check_commit = ring_check_commit_last_only,
   .doc = {
     .summary = "jump consistent hash",

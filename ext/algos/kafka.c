@@ -42,15 +42,6 @@ static int kafka_check_options(ring_config *cfg, unsigned set, char *zErr,
   return 0;
 }
 
-static const char *kafka_check_weight(const ring_config *cfg, double w){
-  (void)cfg;
-  if( w!=1.0 ){
-    return "algorithm kafka has no weights (a key goes to its hash mod the "
-           "partition count): every node's weight must be 1";
-  }
-  return NULL;
-}
-
 const ring_algo algo_kafka = {
   .name = "kafka",
   .default_hash = HASH_MURMUR2_KAFKA,
@@ -62,7 +53,8 @@ const ring_algo algo_kafka = {
   .build = ring_units_join_order,
   .key_rule = kafka_key_rule,
   .key_bits = 31,
-  .check_weight = kafka_check_weight,
+  .no_weights = "algorithm kafka has no weights (a key goes to its hash mod "
+                "the partition count): every node's weight must be 1",
   .check_commit = ring_check_commit_last_only,
   .doc = {
     .summary = "Kafka's default partitioner for keyed records",

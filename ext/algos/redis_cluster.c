@@ -124,16 +124,6 @@ static int64_t redis_point_budget(const ring_config *cfg, double w){
   return 1;
 }
 
-static const char *redis_check_weight(const ring_config *cfg, double w){
-  (void)cfg;
-  if( w!=1.0 ){
-    return "algorithm redis_cluster has no weights: every node's weight "
-           "must be 1 (redis-cli --cluster create gives every master an "
-           "equal range of slots)";
-  }
-  return NULL;
-}
-
 static int redis_check_options(ring_config *cfg, unsigned set, char *zErr,
                                size_t nErr){
   if( (set & OPTION_HASH) && cfg->hash!=HASH_CRC16 ){
@@ -181,7 +171,9 @@ const ring_algo algo_redis_cluster = {
   .units = RING_UNITS_POINTS,
   .unit_name = "points",
   .check_options = redis_check_options,
-  .check_weight = redis_check_weight,
+  .no_weights = "algorithm redis_cluster has no weights: every node's weight "
+                "must be 1 (redis-cli --cluster create gives every master an "
+                "equal range of slots)",
   .point_budget = redis_point_budget,
   .build = redis_build,
   .key_rule = redis_key_rule,

@@ -111,6 +111,10 @@ struct ring_algo {
   ** function: every such weight. */
   const char *(*check_weight)(const ring_config *cfg, double w);
 
+  /* For an algorithm without weights, the message a weight other than 1
+  ** gets (in place of check_weight), naming the algorithm. */
+  const char *no_weights;
+
   /* What a node of weight w counts against RING_MAX_POINTS, when a node
   ** is written and when a ring is built: a budget, not what the node gets
   ** (ketama's count depends on the other nodes; envoy_ring's ring size is

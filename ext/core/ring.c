@@ -73,6 +73,7 @@ int64_t ring_point_budget(const ring_config *cfg, double w){
 }
 
 const char *ring_check_weight(const ring_config *cfg, double w){
+  if( cfg->algo->no_weights ) return w!=1.0 ? cfg->algo->no_weights : NULL;
   return cfg->algo->check_weight ? cfg->algo->check_weight(cfg, w) : NULL;
 }
 

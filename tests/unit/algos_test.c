@@ -383,7 +383,7 @@ static void test_oom(void){
     hash_id h = algo->default_hash;
     const double *pw = w;
     for(int i=0; i<3; i++){
-      if( algo->check_weight && algo->check_weight(&cfg, w[i]) ) pw = NULL;
+      if( ring_check_weight(&cfg, w[i]) ) pw = NULL;
     }
     ring *ref = build(algo->name, h, 0, names, pw, 3);
     CHECK( ref!=NULL );
