@@ -146,9 +146,20 @@ int config_node_add(config_file *f, config_pool *p, const char *z, size_t n,
   }
   char *zName = config_strndup(z, n);
   if( zName==NULL ){ f->nomem = 1; return 1; }
+  memset(&p->nodes[p->n_nodes], 0, sizeof(config_node));
   p->nodes[p->n_nodes].name = zName;
   p->nodes[p->n_nodes].weight = weight;
   p->n_nodes++;
+  return 0;
+}
+
+int config_node_column(config_file *f, config_pool *p, unsigned i,
+                       const char *z, size_t n){
+  config_node *node = &p->nodes[p->n_nodes-1];
+  char *zCopy = config_strndup(z, n);
+  if( zCopy==NULL ){ f->nomem = 1; return 1; }
+  ring_dealloc(node->columns[i]);
+  node->columns[i] = zCopy;
   return 0;
 }
 
@@ -171,7 +182,10 @@ const char *config_option_get(const config_pool *p, const char *zKey){
 }
 
 void config_pool_clear(config_pool *p){
-  for(uint32_t i=0; i<p->n_nodes; i++) ring_dealloc(p->nodes[i].name);
+  for(uint32_t i=0; i<p->n_nodes; i++){
+    ring_dealloc(p->nodes[i].name);
+    for(int c=0; c<RING_MAX_COLUMNS; c++) ring_dealloc(p->nodes[i].columns[c]);
+  }
   ring_dealloc(p->nodes);
   ring_dealloc(p->name);
   ring_dealloc(p->refusal);
@@ -339,12 +353,25 @@ static char *pool_spec(const config_pool *p){
       config_buf_json_string(&b, p->options[i].value);
     }
   }
+  /* A node with column values is an object: {"weight": w, "tokens": ...}. */
+  const ring_algo *algo = ring_algorithm_from_name(p->algorithm);
   config_buf_append(&b, ",\"nodes\":{", 10);
   for(uint32_t i=0; i<p->n_nodes; i++){
+    const config_node *node = &p->nodes[i];
+    int bObject = 0;
+    for(int c=0; c<RING_MAX_COLUMNS; c++) bObject |= node->columns[c]!=NULL;
     if( i ) config_buf_append(&b, ",", 1);
-    config_buf_json_string(&b, p->nodes[i].name);
-    config_buf_append(&b, ":", 1);
-    config_buf_weight(&b, p->nodes[i].weight);
+    config_buf_json_string(&b, node->name);
+    config_buf_append(&b, bObject ? ":{\"weight\":" : ":", bObject ? 11 : 1);
+    config_buf_weight(&b, node->weight);
+    for(int c=0; bObject && c<RING_MAX_COLUMNS; c++){
+      if( node->columns[c]==NULL ) continue;
+      config_buf_append(&b, ",", 1);
+      config_buf_json_string(&b, algo->columns[c].name);
+      config_buf_append(&b, ":", 1);
+      config_buf_json_string(&b, node->columns[c]);
+    }
+    if( bObject ) config_buf_append(&b, "}", 1);
   }
   config_buf_append(&b, "}}", 2);
   if( b.nomem ){ ring_dealloc(b.z); return NULL; }
@@ -469,8 +496,12 @@ int config_write_ring(const char *zFormat, const ring *r, const char *zName,
     for(uint32_t i=0; i<r->n_nodes; i++) aNode[i] = &r->nodes[i];
     qsort(aNode, r->n_nodes, sizeof(aNode[0]), by_join);
     for(uint32_t i=0; i<r->n_nodes; i++){
+      memset(&p.nodes[i], 0, sizeof(config_node));
       p.nodes[i].name = (char *)aNode[i]->name;
       p.nodes[i].weight = aNode[i]->weight;
+      for(int c=0; c<RING_MAX_COLUMNS; c++){
+        p.nodes[i].columns[c] = (char *)aNode[i]->columns[c];
+      }
     }
     p.n_nodes = r->n_nodes;
     zErr[0] = 0;
@@ -480,7 +511,7 @@ int config_write_ring(const char *zFormat, const ring *r, const char *zName,
       *pzErr = config_mprintf("%s: %s", fmt->name, zErr);
       if( *pzErr==NULL ) rc = CONFIG_NOMEM;
     }
-    p.n_nodes = 0;                          /* the names are the ring's */
+    p.n_nodes = 0;               /* the names and values are the ring's */
   }
   ring_dealloc(aNode);
   config_pool_clear(&p);

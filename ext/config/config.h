@@ -42,6 +42,10 @@
 typedef struct config_node {
   char *name;
   double weight;
+  /* The values of the algorithm's columns (algo.h: cassandra's tokens, dc,
+  ** rack), in its order; NULL: not given. Owned like the name
+  ** (config_node_column). */
+  char *columns[RING_MAX_COLUMNS];
 } config_node;
 
 typedef struct config_option {
@@ -80,6 +84,11 @@ config_pool *config_pool_add(config_file *f, const char *z, size_t n,
 ** (chash's nodes are unique). Returns 0, or 1 on OOM (f->nomem is set). */
 int config_node_add(config_file *f, config_pool *p, const char *z, size_t n,
                     double weight, int line);
+
+/* Set column i of the last node added to p to z (n bytes): 0, or 1 on
+** OOM (f->nomem is set). */
+int config_node_column(config_file *f, config_pool *p, unsigned i,
+                       const char *z, size_t n);
 
 /* Set option zKey (static) of p to zValue. */
 void config_option_set(config_pool *p, const char *zKey, const char *zValue,

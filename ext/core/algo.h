@@ -73,6 +73,21 @@ typedef struct ring_algo_doc {
   const char *points, *arcs, *diff, *replicas;
 } ring_algo_doc;
 
+/*
+** A column its nodes carry beyond node and weight (cassandra's tokens):
+** the ring table gets it at CREATE, the shadow tables store it, JSON
+** specs, ch_history and config files carry it. Its value is text; the
+** build reads it from r->nodes[n].columns[i] (the default filled in), and
+** check_column says whether a value is one the algorithm takes.
+*/
+typedef struct ring_column {
+  const char *name;            /* lower case: "tokens" */
+  const char *default_text;    /* a node's value when none is given; NULL:
+                               ** none (the value stays NULL) */
+  int required;                /* 1: every node must have a value */
+  const char *about;           /* what it holds, for the docs */
+} ring_column;
+
 struct ring_algo {
   const char *name;            /* algorithm=NAME (lower case) */
   ring_algo_doc doc;
@@ -83,6 +98,19 @@ struct ring_algo {
   /* Its own options (options.h), then one with a NULL name; NULL: none.
   ** Their values live in its block of the config (RING_OWN_CONFIG). */
   const ring_option *own_options;
+  /* Its columns beyond node and weight (at most RING_MAX_COLUMNS), then
+  ** one with a NULL name; NULL: none (the table has only node, weight,
+  ** points and share). */
+  const ring_column *columns;
+
+  /* Is z (n bytes, UTF-8 without NUL) a value of column i it takes? NULL,
+  ** or a message in zErr (it parses the text: "token 'x' is not a 64-bit
+  ** integer"). NULL function: every value. Values that conflict across
+  ** nodes (a token two nodes share) are the build's and check_commit's. */
+  const char *(*check_column)(const ring_config *cfg, unsigned i,
+                              const char *z, size_t n, char *zErr,
+                              size_t nErr);
+
   int integer_keys;            /* 1: no node name is hashed, only keys, so
                                ** hash identity (integer keys as their own
                                ** positions) applies */

@@ -127,31 +127,105 @@ int ring_units_alloc(ring *r, uint32_t n){
   return RING_OK;
 }
 
-const char *ring_check_name(const char *z, size_t n){
+/* What is wrong with z (n bytes) as UTF-8 text: 0 nothing, 1 a NUL
+** byte, 2 not valid UTF-8. */
+static int utf8_fault(const char *z, size_t n){
   const unsigned char *p = (const unsigned char *)z;
-  if( n==0 ) return "node name is empty";
-  if( n>RING_MAX_NAME ) return "node name is longer than 1024 bytes";
   for(size_t i=0; i<n; ){
     unsigned c = p[i];
     size_t len;
     unsigned min;
-    if( c==0 ) return "node name contains a NUL byte";
+    if( c==0 ) return 1;
     if( c<0x80 ){ i++; continue; }
     if( (c & 0xE0)==0xC0 ){ len = 2; min = 0x80; c &= 0x1F; }
     else if( (c & 0xF0)==0xE0 ){ len = 3; min = 0x800; c &= 0x0F; }
     else if( (c & 0xF8)==0xF0 ){ len = 4; min = 0x10000; c &= 0x07; }
-    else return "node name is not valid UTF-8";
-    if( i+len>n ) return "node name is not valid UTF-8";
+    else return 2;
+    if( i+len>n ) return 2;
     for(size_t k=1; k<len; k++){
-      if( (p[i+k] & 0xC0)!=0x80 ) return "node name is not valid UTF-8";
+      if( (p[i+k] & 0xC0)!=0x80 ) return 2;
       c = (c<<6) | (p[i+k] & 0x3F);
     }
-    if( c<min || c>0x10FFFF || (c>=0xD800 && c<=0xDFFF) ){
-      return "node name is not valid UTF-8";
-    }
+    if( c<min || c>0x10FFFF || (c>=0xD800 && c<=0xDFFF) ) return 2;
     i += len;
   }
-  return NULL;
+  return 0;
+}
+
+const char *ring_check_name(const char *z, size_t n){
+  if( n==0 ) return "node name is empty";
+  if( n>RING_MAX_NAME ) return "node name is longer than 1024 bytes";
+  switch( utf8_fault(z, n) ){
+    case 1:  return "node name contains a NUL byte";
+    case 2:  return "node name is not valid UTF-8";
+    default: return NULL;
+  }
+}
+
+unsigned ring_columns(const ring_config *cfg){
+  unsigned n = 0;
+  const ring_column *c = cfg->algo->columns;
+  while( c && c[n].name ) n++;
+  return n;
+}
+
+const char *ring_column_name(const ring_config *cfg, unsigned i){
+  return cfg->algo->columns[i].name;
+}
+
+int ring_column_find(const ring_config *cfg, const char *zName){
+  unsigned n = ring_columns(cfg);
+  for(unsigned i=0; i<n; i++){
+    if( strcasecmp(zName, cfg->algo->columns[i].name)==0 ) return (int)i;
+  }
+  return -1;
+}
+
+const char *ring_column_list(const ring_config *cfg, char *zOut, size_t nOut){
+  unsigned n = ring_columns(cfg);
+  size_t k = 0;
+  snprintf(zOut, nOut, "none");
+  for(unsigned i=0; i<n && k<nOut; i++){
+    int w = snprintf(zOut+k, nOut-k, "%s%s", i ? ", " : "",
+                     cfg->algo->columns[i].name);
+    if( w<0 ) break;
+    k += (size_t)w;
+  }
+  return zOut;
+}
+
+const char *ring_column_default(const ring_config *cfg, unsigned i){
+  return cfg->algo->columns[i].default_text;
+}
+
+int ring_check_column(const ring_config *cfg, unsigned i, const char *z,
+                      size_t n, const char *zNode, size_t nNode, char *zErr,
+                      size_t nErr){
+  const ring_column *col = &cfg->algo->columns[i];
+  char zName[160];
+  const char *zBad = NULL;
+  char zWhy[400];
+  if( z==NULL ){
+    if( !col->required ) return 0;
+    zBad = "is required";
+  }else if( n>RING_MAX_COLUMN_TEXT ){
+    zBad = "is longer than 65536 bytes";
+  }else if( utf8_fault(z, n) ){
+    zBad = utf8_fault(z, n)==1 ? "contains a NUL byte" : "is not valid UTF-8";
+  }else if( cfg->algo->check_column ){
+    zBad = cfg->algo->check_column(cfg, i, z, n, zWhy, sizeof(zWhy));
+  }
+  if( zBad==NULL ) return 0;
+  ring_quote_name(zName, sizeof(zName), zNode, nNode);
+  if( z==NULL ){
+    snprintf(zErr, nErr, "node %s: %s %s (algorithm %s): %s", zName,
+             col->name, zBad, cfg->algo->name, col->about);
+  }else if( zBad==zWhy ){
+    snprintf(zErr, nErr, "node %s: %s: %s", zName, col->name, zBad);
+  }else{
+    snprintf(zErr, nErr, "node %s: %s %s", zName, col->name, zBad);
+  }
+  return 1;
 }
 
 /* Bytewise order of names, shorter first on a common prefix: SQLite's
@@ -288,6 +362,7 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
   qsort(aSorted, n, sizeof(*aSorted), input_compare);
   int64_t nPoints = 0;
   size_t nNameBytes = 0;
+  const unsigned nColumns = ring_columns(cfg);
   for(uint32_t i=0; i<n; i++){
     const ring_input *p = aSorted[i];
     const char *zBad = ring_check_name(p->name, p->name_len);
@@ -324,10 +399,20 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
     }
     nPoints += pts;
     nNameBytes += p->name_len + 1;
+    for(unsigned c=0; c<nColumns; c++){
+      if( ring_check_column(cfg, c, p->columns[c], p->column_len[c],
+                            p->name, p->name_len, zErr, nErr) ){
+        ring_free(aSorted);
+        return RING_INVALID;
+      }
+      const char *zDefault = ring_column_default(cfg, c);
+      if( p->columns[c] ) nNameBytes += p->column_len[c] + 1;
+      else if( zDefault ) nNameBytes += strlen(zDefault) + 1;
+    }
   }
 
   /* One allocation for the ring, its nodes, their join order and their
-  ** names. */
+  ** names and column values. */
   size_t nAlloc = sizeof(ring) + sizeof(ring_node)*n + sizeof(uint32_t)*n
                 + nNameBytes;
   ring *r = ring_malloc(nAlloc);
@@ -357,6 +442,22 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
     node->points = 0;
     node->share = 0.0;
     zNames += p->name_len + 1;
+    for(unsigned c=0; c<RING_MAX_COLUMNS; c++){
+      const char *z = c<nColumns ? p->columns[c] : NULL;
+      size_t nz = c<nColumns ? p->column_len[c] : 0;
+      if( z==NULL && c<nColumns && ring_column_default(cfg, c) ){
+        z = ring_column_default(cfg, c);
+        nz = strlen(z);
+      }
+      node->columns[c] = NULL;
+      node->column_len[c] = 0;
+      if( z==NULL ) continue;
+      memcpy(zNames, z, nz);
+      zNames[nz] = 0;
+      node->columns[c] = zNames;
+      node->column_len[c] = (uint32_t)nz;
+      zNames += nz + 1;
+    }
   }
 
   ring_free(aSorted);

@@ -36,6 +36,9 @@
 #define RING_MAX_WEIGHT   1e9         /* a node's weight */
 #define RING_MAX_LABEL    100         /* bytes in a label template */
 #define RING_OWN_CONFIG_BYTES 128     /* an algorithm's own options */
+#define RING_MAX_COLUMNS  3           /* columns an algorithm declares beyond
+                                      ** node and weight (algo.h) */
+#define RING_MAX_COLUMN_TEXT 65536    /* bytes in one node's column value */
 
 /* Which of two points at one position wins (the ties option). */
 typedef enum ring_ties {
@@ -74,6 +77,11 @@ typedef struct ring_node {
                            ** (r->by_join is the other way round) */
   uint32_t points;         /* points on the ring, or slots in a table */
   double share;            /* exact fraction of the hash space owned */
+  /* The values of the algorithm's columns (algo.h), in its order: NUL-
+  ** terminated, owned by the ring; a value not given is the column's
+  ** default, or NULL if it has none. */
+  const char *columns[RING_MAX_COLUMNS];
+  uint32_t column_len[RING_MAX_COLUMNS];
 } ring_node;
 
 typedef struct ring {
@@ -109,6 +117,10 @@ typedef struct ring_input {
   uint32_t name_len;
   double weight;
   int64_t id;              /* a ring table's node id (join order), else 0 */
+  /* The values of the algorithm's columns (not NUL-terminated), in its
+  ** order; NULL: not given. Zero them for algorithms without columns. */
+  const char *columns[RING_MAX_COLUMNS];
+  uint32_t column_len[RING_MAX_COLUMNS];
 } ring_input;
 
 /* Result codes of the ring core. */
@@ -170,6 +182,32 @@ const char *ring_check_weight(const ring_config *cfg, double w);
 const char *ring_check_count(const ring_config *cfg, uint64_t n, char *zErr,
                              size_t nErr);
 
+/*
+** Columns: what an algorithm's nodes carry beyond node and weight (algo.h,
+** `columns`: cassandra's tokens, dc and rack). ring_columns counts cfg's
+** algorithm's columns (0 for most), ring_column_name names column i, and
+** ring_column_find gives the index of the column named zName
+** (case-insensitive), or -1. ring_column_list writes "tokens, dc, rack"
+** (or "none") into zOut, for messages.
+*/
+unsigned ring_columns(const ring_config *cfg);
+const char *ring_column_name(const ring_config *cfg, unsigned i);
+int ring_column_find(const ring_config *cfg, const char *zName);
+const char *ring_column_list(const ring_config *cfg, char *zOut, size_t nOut);
+
+/* The value a node has in column i when none is given (NULL: none). */
+const char *ring_column_default(const ring_config *cfg, unsigned i);
+
+/*
+** Check node zNode's value z (n bytes; NULL: not given) of column i: a
+** required column must have one, a value is at most RING_MAX_COLUMN_TEXT
+** bytes of UTF-8 without NUL, and the algorithm's check_column must take
+** it. 0, or 1 with a message naming the node and the column in zErr.
+*/
+int ring_check_column(const ring_config *cfg, unsigned i, const char *z,
+                      size_t n, const char *zNode, size_t nNode, char *zErr,
+                      size_t nErr);
+
 /* Does the ring have points in position order, so that it can be listed
 ** as points and arcs? */
 int ring_has_points(const ring *r);
@@ -202,7 +240,8 @@ typedef struct ring_commit {
   double weight_sum;            /* TOTALS or NODES: the sum of their
                                 ** weights (exact for whole weights) */
   const ring_input *nodes;      /* NODES: every node after it, in join
-                                ** order (ascending id) */
+                                ** order (ascending id), with its column
+                                ** values (gone and last_kept have none) */
 } ring_commit;
 
 #define RING_COMMIT_TOTALS 0x01

@@ -75,6 +75,9 @@ typedef struct check_node {
   char *zWas;              /* its name before that version's first change */
   int bBadName;            /* its name fails the core's check */
   int bBadWeight;          /* its weight is not one the algorithm takes */
+  int bBadColumn;          /* a column value is not one it takes */
+  char *azColumn[RING_MAX_COLUMNS];   /* its column values, NULL: none */
+  int anColumn[RING_MAX_COLUMNS];
   int64_t nPoints;         /* its points, at most RING_MAX_POINTS+1 */
   int64_t iPrev, iNext;    /* the nodes in the ring before and after it */
 } check_node;
@@ -131,8 +134,8 @@ static const struct {
   int64_t lo, hi;          /* the valid range */
   const char *zRange;      /* it, in words */
 } check_counters[] = {
-  [CHECK_FORMAT] = { "format", CHASH_FORMAT, CHASH_FORMAT,
-                     "1 (the format this chash reads)" },
+  [CHECK_FORMAT] = { "format", CHASH_FORMAT, CHASH_FORMAT_COLUMNS,
+                     "1 or 2 (the formats this chash reads)" },
   [CHECK_EPOCH] = { "epoch", 0, INT64_MAX, "a non-negative integer" },
   [CHECK_STAMP] = { "stamp", INT64_MIN, INT64_MAX, "an integer" },
   [CHECK_CREATED] = { "created", INT64_MIN, INT64_MAX, "an integer" },
@@ -152,6 +155,7 @@ static void check_config(check_state *k){
   options_given given;
   memset(&given, 0, sizeof(given));
   int bOptionsOk = 1, bFormatOk = 0;
+  int64_t format = 0;
   int rc;
   ring_config_default(&k->config);
   while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
@@ -183,7 +187,7 @@ static void check_config(check_state *k){
         continue;
       }
       switch( i ){
-        case CHECK_FORMAT: bFormatOk = 1; break;
+        case CHECK_FORMAT: bFormatOk = 1; format = v; break;
         case CHECK_EPOCH:  k->epoch = v;  k->bEpoch = 1; break;
         case CHECK_NEXTID: k->nextid = v; k->bNextid = 1; break;
         case CHECK_POINTS: k->points = v; k->bPoints = 1; break;
@@ -232,6 +236,15 @@ static void check_config(check_state *k){
       bOptionsOk = 0;
     }
   }
+  if( bOptionsOk && bFormatOk && format!=store_format(&k->config) ){
+    check_problem(k, "%s_config: format is integer '%lld', not %d (the "
+                  "format this chash reads%s%s%s)", k->zName,
+                  (long long)format, store_format(&k->config),
+                  ring_columns(&k->config) ? " for algorithm " : "",
+                  ring_columns(&k->config) ? k->config.algo->name : "",
+                  ring_columns(&k->config) ? ", whose nodes have columns" : "");
+    bFormatOk = 0;
+  }
   k->bConfig = bOptionsOk && bFormatOk;
 }
 
@@ -254,10 +267,49 @@ static const char *check_node_weight(const ring_config *cfg, int eType,
   return ring_check_weight(cfg, w);
 }
 
+/* The column values of row pStmt, from column iFirst on, into az and an
+** (a value of another type than text as if NULL, which *pbType tells);
+** 0, or SQLITE_NOMEM. */
+static int check_row_columns(check_state *k, sqlite3_stmt *pStmt, int iFirst,
+                             const char **az, int *an, int *pbType){
+  unsigned n = k->bConfig ? ring_columns(&k->config) : 0;
+  *pbType = 0;
+  for(unsigned i=0; i<RING_MAX_COLUMNS; i++){
+    az[i] = NULL;
+    an[i] = 0;
+    if( i>=n ) continue;
+    int eType = sqlite3_column_type(pStmt, iFirst+(int)i);
+    if( eType==SQLITE_NULL ) continue;
+    if( eType!=SQLITE_TEXT ){ *pbType = 1; continue; }
+    az[i] = (const char *)sqlite3_column_text(pStmt, iFirst+(int)i);
+    an[i] = sqlite3_column_bytes(pStmt, iFirst+(int)i);
+    if( az[i]==NULL ) return SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
+/* What the algorithm says of node zNode's column values az (an), into
+** zMsg: 0 if it takes them. */
+static int check_node_columns(check_state *k, const char *const *az,
+                              const int *an, const char *zNode, int nNode,
+                              char *zMsg, size_t nMsg){
+  unsigned n = ring_columns(&k->config);
+  for(unsigned i=0; i<n; i++){
+    if( ring_check_column(&k->config, i, az[i], (size_t)an[i], zNode,
+                          (size_t)nNode, zMsg, nMsg) ){
+      return 1;
+    }
+  }
+  return 0;
+}
+
 static void check_nodes(check_state *k){
+  char *zColumns = store_column_sql(&k->config, STORE_COLUMNS_NAMES);
+  if( zColumns==NULL ){ k->rc = SQLITE_NOMEM; return; }
   sqlite3_stmt *pStmt = check_prepare(k, "nodes",
-      "SELECT id, node, weight FROM \"%w\".\"%w_nodes\" ORDER BY id",
-      k->zSchema, k->zName);
+      "SELECT id, node, weight%s FROM \"%w\".\"%w_nodes\" ORDER BY id",
+      k->bConfig ? zColumns : "", k->zSchema, k->zName);
+  sqlite3_free(zColumns);
   if( pStmt==NULL ) return;
   int64_t nNode = 0, nPoints = 0;
   int rc;
@@ -291,6 +343,20 @@ static void check_nodes(check_state *k){
         /* Past the limit the sum stops: damaged weights could overflow it. */
         nPoints += check_limit_points(&k->config, w);
       }
+    }
+    const char *az[RING_MAX_COLUMNS];
+    int an[RING_MAX_COLUMNS], bType;
+    char zMsg[600];
+    if( check_row_columns(k, pStmt, 3, az, an, &bType) ){
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    if( bType ){
+      check_problem(k, "%s_nodes: node %.*Q has a column value that is not "
+                    "text", k->zName, nByte, zNode);
+    }else if( k->bConfig
+           && check_node_columns(k, az, an, zNode, nByte, zMsg, sizeof(zMsg)) ){
+      check_problem(k, "%s_nodes: %s", k->zName, zMsg);
     }
     if( k->bNextid && id>=k->nextid ){
       check_problem(k, "%s_nodes: node %.*Q has id %lld, but %s_config's "
@@ -357,7 +423,8 @@ typedef struct check_replay {
   /* The ring as replayed so far: */
   int64_t nLive;                /* nodes */
   double weightSum;
-  int64_t nBadName, nBadWeight; /* nodes with a bad name, a bad weight */
+  int64_t nBadName, nBadWeight; /* nodes with a bad name, a bad weight, */
+  int64_t nBadColumn;           /* a bad column value */
   int64_t nDuplicate;           /* nodes named as another one is */
   int64_t nPoints;              /* their points (core limit) */
   check_name *aName;            /* open addressing, by name */
@@ -372,6 +439,7 @@ static void check_replay_free(check_replay *p){
   for(int64_t i=0; i<p->n; i++){
     sqlite3_free(p->aNode[i].zName);
     sqlite3_free(p->aNode[i].zWas);
+    for(int c=0; c<RING_MAX_COLUMNS; c++) sqlite3_free(p->aNode[i].azColumn[c]);
   }
   sqlite3_free(p->aNode);
   for(int64_t i=0; i<p->nNameAlloc; i++) sqlite3_free(p->aName[i].z);
@@ -449,16 +517,29 @@ static void check_node_count(check_state *k, check_replay *p, check_node *x,
   p->weightSum += d * x->weight;
   p->nBadName += d * x->bBadName;
   p->nBadWeight += d * x->bBadWeight;
+  p->nBadColumn += d * x->bBadColumn;
   p->nPoints += d * x->nPoints;
   check_name_count(k, p, x->zName, x->nName, d);
 }
 
-/* x's name and weight from now on (zName: a copy, which x takes). */
+/* x's name, weight and column values from now on (zName: a copy, which
+** x takes; az, an: the row's, copied). */
 static void check_node_set(check_state *k, check_node *x, char *zName,
-                           int nName, double w){
+                           int nName, double w, const char *const *az,
+                           const int *an){
   x->zName = zName;
   x->nName = nName;
   x->weight = w;
+  for(int c=0; c<RING_MAX_COLUMNS; c++){
+    sqlite3_free(x->azColumn[c]);
+    x->azColumn[c] = az[c] ? sqlite3_mprintf("%.*s", an[c], az[c]) : NULL;
+    x->anColumn[c] = an[c];
+    if( az[c] && x->azColumn[c]==NULL ) k->rc = SQLITE_NOMEM;
+  }
+  char zMsg[600];
+  x->bBadColumn = check_node_columns(k, (const char *const *)x->azColumn,
+                                     x->anColumn, zName, nName, zMsg,
+                                     sizeof(zMsg));
   x->bBadName = ring_check_name(zName, nName)!=NULL;
   int64_t pts = ring_point_budget(&k->config, w);
   x->bBadWeight = pts<0 || ring_check_weight(&k->config, w)!=NULL;
@@ -480,11 +561,16 @@ static uint32_t check_replay_list(check_state *k, check_replay *p){
   uint32_t n = 0;
   for(int64_t i=p->iFirst; i>=0; i=p->aNode[i].iNext){
     const check_node *x = &p->aNode[i];
-    p->aList[n].name = x->zName;
-    p->aList[n].name_len = (uint32_t)x->nName;
-    p->aList[n].weight = x->weight;
-    p->aList[n].id = x->id;
-    n++;
+    ring_input *in = &p->aList[n++];
+    memset(in, 0, sizeof(*in));
+    in->name = x->zName;
+    in->name_len = (uint32_t)x->nName;
+    in->weight = x->weight;
+    in->id = x->id;
+    for(int c=0; c<RING_MAX_COLUMNS; c++){
+      in->columns[c] = x->azColumn[c];
+      in->column_len[c] = (uint32_t)x->anColumn[c];
+    }
   }
   return n;
 }
@@ -509,7 +595,7 @@ static void check_replay_version(check_state *k, check_replay *p,
   char zMsg[512];
   int rcRing = RING_OK;
   if( bLast || p->nLive>RING_MAX_NODES || p->nBadName || p->nBadWeight
-   || p->nDuplicate || p->nPoints>RING_MAX_POINTS
+   || p->nBadColumn || p->nDuplicate || p->nPoints>RING_MAX_POINTS
    || ring_check_count(&k->config, (uint64_t)p->nLive, zMsg, sizeof(zMsg)) ){
     uint32_t nIn = check_replay_list(k, p);
     if( k->rc ) return;
@@ -529,6 +615,7 @@ static void check_replay_version(check_state *k, check_replay *p,
     int64_t i = p->iLast;
     while( i>=0 && p->aNode[i].iAdded==iVersion ) i = p->aNode[i].iPrev;
     ring_input kept;
+    memset(&kept, 0, sizeof(kept));
     if( i>=0 ){
       kept.name = p->aNode[i].zName;
       kept.name_len = (uint32_t)p->aNode[i].nName;
@@ -567,6 +654,7 @@ static void check_replay_gone(check_state *k, check_replay *p, check_node *x,
     p->nGoneAlloc = nNew;
   }
   ring_input *g = &p->aGone[p->nGone++];
+  memset(g, 0, sizeof(*g));
   int bChanged = x->iChanged==iVersion;
   g->name = bChanged ? x->zWas : x->zName;
   g->name_len = (uint32_t)strlen(g->name);
@@ -579,7 +667,8 @@ static void check_replay_gone(check_state *k, check_replay *p, check_node *x,
 static void check_replay_row(check_state *k, check_replay *p, int64_t seq,
                        int64_t iVersion, const char *zOp, int64_t id,
                        const char *zNode, int nNode, double w,
-                       const char *zOld){
+                       const char *zOld, const char *const *azColumn,
+                       const int *anColumn){
   const char *zT = k->zName;
   check_node *x = check_replay_find(p, id);
   if( strcmp(zOp, "add")==0 ){
@@ -636,7 +725,8 @@ static void check_replay_row(check_state *k, check_replay *p, int64_t seq,
     else p->iLast = x->iPrev;
     return;
   }
-  /* add, reweight, rename: the node's name and weight from now on. */
+  /* add, reweight, rename, update: the node's name, weight and column
+  ** values from now on. */
   char *zCopy = sqlite3_malloc64(nNode+1);
   if( zCopy==NULL ){ k->rc = SQLITE_NOMEM; return; }
   memcpy(zCopy, zNode, nNode);
@@ -658,23 +748,29 @@ static void check_replay_row(check_state *k, check_replay *p, int64_t seq,
     else p->iFirst = i;
     p->iLast = i;
   }
-  check_node_set(k, x, zCopy, nNode, w);
+  check_node_set(k, x, zCopy, nNode, w, azColumn, anColumn);
   check_node_count(k, p, x, 1);
 }
 
-/* The ops of %_history. */
-static int check_op_known(const char *zOp){
+/* The ops of %_history (update: a change of column values, only for
+** algorithms with columns). */
+static int check_op_known(check_state *k, const char *zOp){
   return strcmp(zOp, "add")==0 || strcmp(zOp, "remove")==0
-      || strcmp(zOp, "reweight")==0 || strcmp(zOp, "rename")==0;
+      || strcmp(zOp, "reweight")==0 || strcmp(zOp, "rename")==0
+      || (ring_columns(&k->config) && strcmp(zOp, "update")==0);
 }
 
 /* Read %_history in seq order: each row's fields, the epochs, and the
 ** replay (p), building each version where it ends. */
 static void check_history(check_state *k, check_replay *p){
   const char *zT = k->zName;
+  char *zColumns = store_column_sql(&k->config, STORE_COLUMNS_NAMES);
+  if( zColumns==NULL ){ k->rc = SQLITE_NOMEM; return; }
   sqlite3_stmt *pStmt = check_prepare(k, "history",
-      "SELECT seq, epoch, op, id, node, weight, old FROM \"%w\".\"%w_history\""
-      " ORDER BY seq", k->zSchema, zT);
+      "SELECT seq, epoch, op, id, node, weight, old%s FROM"
+      " \"%w\".\"%w_history\" ORDER BY seq",
+      k->bConfig ? zColumns : "", k->zSchema, zT);
+  sqlite3_free(zColumns);
   if( pStmt==NULL ) return;
   int64_t lastEpoch = 0, maxAdd = 0;
   int rc = SQLITE_DONE;
@@ -717,7 +813,7 @@ static void check_history(check_state *k, check_replay *p){
       if( lastEpoch>0 ) check_replay_version(k, p, lastEpoch, 0);
       lastEpoch = epoch;
     }
-    if( zOp==NULL || !check_op_known(zOp) ){
+    if( zOp==NULL || !check_op_known(k, zOp) ){
       check_problem(k, "%s_history: seq %lld: unknown op %Q", zT,
                     (long long)seq, zOp);
       p->bBuild = 0;
@@ -741,8 +837,21 @@ static void check_history(check_state *k, check_replay *p){
       p->bBuild = 0;
       continue;
     }
+    const char *az[RING_MAX_COLUMNS];
+    int an[RING_MAX_COLUMNS], bType;
+    if( check_row_columns(k, pStmt, 7, az, an, &bType) ){
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    if( bType ){
+      check_problem(k, "%s_history: seq %lld (%s): a column value is not "
+                    "text", zT, (long long)seq, zOp);
+      p->bBuild = 0;
+      continue;
+    }
     if( strcmp(zOp, "add")==0 && id>maxAdd ) maxAdd = id;
-    check_replay_row(k, p, seq, epoch, zOp, id, zNode, nNode, w, zOld);
+    check_replay_row(k, p, seq, epoch, zOp, id, zNode, nNode, w, zOld, az,
+                     an);
   }
   sqlite3_finalize(pStmt);
   check_done(k, rc);
@@ -764,11 +873,27 @@ static void check_history(check_state *k, check_replay *p){
 }
 
 /* The replay's nodes against %_nodes: the same ids, names and weights. */
+/* Do x's column values differ from az (an)? */
+static int check_columns_differ(const check_node *x, const char *const *az,
+                                const int *an){
+  for(int c=0; c<RING_MAX_COLUMNS; c++){
+    if( (az[c]==NULL)!=(x->azColumn[c]==NULL) ) return 1;
+    if( az[c] && (an[c]!=x->anColumn[c]
+                  || memcmp(az[c], x->azColumn[c], an[c])!=0) ){
+      return 1;
+    }
+  }
+  return 0;
+}
+
 static void check_replay_matches(check_state *k, check_replay *p){
   const char *zT = k->zName;
+  char *zColumns = store_column_sql(&k->config, STORE_COLUMNS_NAMES);
+  if( zColumns==NULL ){ k->rc = SQLITE_NOMEM; return; }
   sqlite3_stmt *pStmt = check_prepare(k, "nodes",
-      "SELECT id, node, weight FROM \"%w\".\"%w_nodes\" ORDER BY id",
-      k->zSchema, zT);
+      "SELECT id, node, weight%s FROM \"%w\".\"%w_nodes\" ORDER BY id",
+      k->bConfig ? zColumns : "", k->zSchema, zT);
+  sqlite3_free(zColumns);
   if( pStmt==NULL ) return;
   /* A merge of two lists in id order: the replay's nodes still in the
   ** ring, and the rows of %_nodes. */
@@ -802,6 +927,17 @@ static void check_replay_matches(check_state *k, check_replay *p){
         check_problem(k, "%s_nodes: node id %lld is %.*Q weight %!.15g, but "
                       "the history makes it %Q weight %!.15g", zT,
                       (long long)id, nNode, zNode, w, x->zName, x->weight);
+      }else{
+        const char *az[RING_MAX_COLUMNS];
+        int an[RING_MAX_COLUMNS], bType;
+        if( check_row_columns(k, pStmt, 3, az, an, &bType) ){
+          rc = SQLITE_NOMEM;
+          break;
+        }
+        if( !bType && check_columns_differ(x, az, an) ){
+          check_problem(k, "%s_nodes: node %Q has other column values than "
+                        "the history gives it", zT, x->zName);
+        }
       }
       i++;
     }

@@ -5,8 +5,14 @@
 **   '["a", "b", "c"]'                          nodes of weight 1
 **   '{"nodes": {"a": 1, "b": 2}, "vnodes": 300}' nodes with weights, and
 **                                              any table option
+**   '{"algorithm": "cassandra", "nodes": {"a": {"tokens": "-9 0 9",
+**     "dc": "dc1"}}}'                          a node as an object: its
+**                                              weight and the algorithm's
+**                                              columns (algo.h)
 **
 ** Options are strings or integers, checked as in CREATE VIRTUAL TABLE.
+** Column values are strings (or integers, as their text), checked as the
+** ring table checks them, when the ring is built.
 */
 #include <stdio.h>
 #include <string.h>
@@ -23,10 +29,90 @@ static sqlite3_stmt *json_query(sqlite3 *db, const char *zSql, const char *z,
   return pStmt;
 }
 
+/* A node's name and column values, copied into one allocation that
+** x->name points to. */
+static int json_node_copy(ring_input *x, const char *zName, int nName,
+                          unsigned nColumns){
+  size_t nText = (size_t)nName + 1;
+  for(unsigned i=0; i<nColumns; i++){
+    if( x->columns[i] ) nText += x->column_len[i] + 1;
+  }
+  char *z = sqlite3_malloc64(nText);
+  if( z==NULL ) return SQLITE_NOMEM;
+  memcpy(z, zName, (size_t)nName);
+  z[nName] = 0;
+  x->name = z;
+  x->name_len = (uint32_t)nName;
+  z += nName + 1;
+  for(unsigned i=0; i<nColumns; i++){
+    if( x->columns[i]==NULL ) continue;
+    memcpy(z, x->columns[i], x->column_len[i]);
+    z[x->column_len[i]] = 0;
+    x->columns[i] = z;
+    z += x->column_len[i] + 1;
+  }
+  return SQLITE_OK;
+}
+
+/*
+** A node given as an object, {"weight": 2, "tokens": "..."}: its weight
+** and column values into x (the values point into pStmt's rows, which
+** stay until it is finalized: the caller copies them first). zNode names
+** it in messages.
+*/
+static int json_node_object(sqlite3 *db, const ring_config *cfg,
+                            const char *zObject, const char *zNode,
+                            ring_input *x, sqlite3_stmt **ppStmt,
+                            char **pzErr){
+  int rc;
+  *ppStmt = json_query(db, "SELECT key, type, value FROM json_each(?1)",
+                       zObject, -1, &rc);
+  if( *ppStmt==NULL ) return rc;
+  x->weight = 1.0;
+  while( (rc = sqlite3_step(*ppStmt))==SQLITE_ROW ){
+    const char *zKey = (const char *)sqlite3_column_text(*ppStmt, 0);
+    const char *zType = (const char *)sqlite3_column_text(*ppStmt, 1);
+    if( zKey==NULL || zType==NULL ) return SQLITE_NOMEM;
+    int bNumber = strcmp(zType, "integer")==0 || strcmp(zType, "real")==0;
+    int iCol = ring_column_find(cfg, zKey);
+    if( strcmp(zKey, "weight")==0 ){
+      if( !bNumber ){
+        *pzErr = sqlite3_mprintf("JSON ring spec: the weight of node "
+                                 CHASH_ECHO " is not a number", zNode,
+                                 chash_cut_mark(zNode));
+        return SQLITE_ERROR;
+      }
+      x->weight = sqlite3_column_double(*ppStmt, 2);
+    }else if( iCol<0 ){
+      char zList[100];
+      *pzErr = sqlite3_mprintf("JSON ring spec: node " CHASH_ECHO ": "
+                               "algorithm %s has no column %!.40Q; a node "
+                               "object holds weight and the algorithm's "
+                               "columns (%s)", zNode, chash_cut_mark(zNode),
+                               cfg->algo->name, zKey,
+                               ring_column_list(cfg, zList, sizeof(zList)));
+      return SQLITE_ERROR;
+    }else if( strcmp(zType, "null")==0 ){
+      /* as if not given */
+    }else if( strcmp(zType, "text")!=0 && strcmp(zType, "integer")!=0 ){
+      *pzErr = sqlite3_mprintf("JSON ring spec: node " CHASH_ECHO ": %s "
+                               "must be a string", zNode,
+                               chash_cut_mark(zNode), zKey);
+      return SQLITE_ERROR;
+    }else{
+      x->columns[iCol] = (const char *)sqlite3_column_text(*ppStmt, 2);
+      x->column_len[iCol] = (uint32_t)sqlite3_column_bytes(*ppStmt, 2);
+      if( x->columns[iCol]==NULL ) return SQLITE_NOMEM;
+    }
+  }
+  return rc==SQLITE_DONE ? SQLITE_OK : rc;
+}
+
 /* Read the "nodes" of a JSON spec (zPath: "$" or "$.nodes") into a node
-** list. */
+** list, for a ring of cfg. */
 static int json_nodes(sqlite3 *db, const char *z, int n, const char *zPath,
-                      ring_input **paInput, uint32_t *pnInput, char **pzErr){
+                      const ring_config *cfg, ring_input **paInput,
+                      uint32_t *pnInput, char **pzErr){
   int rc;
   char *zSql = sqlite3_mprintf("SELECT key, type, value, json_type(?1, %Q)"
                                " FROM json_each(?1, %Q)", zPath, zPath);
@@ -36,6 +122,7 @@ static int json_nodes(sqlite3 *db, const char *z, int n, const char *zPath,
   if( pStmt==NULL ) return rc;
   ring_input *aInput = NULL;
   uint32_t nInput = 0;
+  unsigned nColumns = ring_columns(cfg);
   while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
     const char *zContainer = (const char *)sqlite3_column_text(pStmt, 3);
     const char *zType = (const char *)sqlite3_column_text(pStmt, 1);
@@ -59,7 +146,9 @@ static int json_nodes(sqlite3 *db, const char *z, int n, const char *zPath,
       rc = SQLITE_ERROR;
       break;
     }
-    if( !bArray && strcmp(zType, "integer")!=0 && strcmp(zType, "real")!=0 ){
+    int bObject = !bArray && strcmp(zType, "object")==0;
+    if( !bArray && !bObject && strcmp(zType, "integer")!=0
+     && strcmp(zType, "real")!=0 ){
       const char *zNode = (const char *)sqlite3_column_text(pStmt, 0);
       if( zNode==NULL ){ rc = SQLITE_NOMEM; break; }
       *pzErr = sqlite3_mprintf("JSON ring spec: the weight of node "
@@ -70,20 +159,26 @@ static int json_nodes(sqlite3 *db, const char *z, int n, const char *zPath,
     }
     const char *zName = (const char *)sqlite3_column_text(pStmt, iName);
     int nName = sqlite3_column_bytes(pStmt, iName);
-    char *zCopy = sqlite3_malloc64(nName+1);
     ring_input *aNew = sqlite3_realloc64(aInput, sizeof(ring_input)*(nInput+1));
-    if( zName==NULL || zCopy==NULL || aNew==NULL ){
-      sqlite3_free(zCopy);
-      if( aNew ) aInput = aNew;
-      rc = SQLITE_NOMEM;
-      break;
+    if( aNew ) aInput = aNew;
+    if( zName==NULL || aNew==NULL ){ rc = SQLITE_NOMEM; break; }
+    ring_input *x = &aInput[nInput];
+    memset(x, 0, sizeof(*x));
+    sqlite3_stmt *pObject = NULL;
+    if( bObject ){
+      const char *zObject = (const char *)sqlite3_column_text(pStmt, 2);
+      rc = zObject ? json_node_object(db, cfg, zObject, zName, x, &pObject,
+                                      pzErr)
+                   : SQLITE_NOMEM;
+    }else{
+      x->weight = bArray ? 1.0 : sqlite3_column_double(pStmt, 2);
     }
-    aInput = aNew;
-    memcpy(zCopy, zName, nName);
-    zCopy[nName] = 0;
-    aInput[nInput].name = zCopy;
-    aInput[nInput].name_len = (uint32_t)nName;
-    aInput[nInput].weight = bArray ? 1.0 : sqlite3_column_double(pStmt, 2);
+    if( rc==SQLITE_ROW || rc==SQLITE_OK ){
+      rc = json_node_copy(x, zName, nName, nColumns);
+    }
+    sqlite3_finalize(pObject);
+    if( rc!=SQLITE_OK ) break;
+    rc = SQLITE_ROW;
     nInput++;
   }
   sqlite3_finalize(pStmt);
@@ -119,7 +214,8 @@ static int json_options(sqlite3 *db, const char *z, int n, ring_config *cfg,
     if( strcmp(zKey, "nodes")==0 ){
       if( strcmp(zType, "array")!=0 && strcmp(zType, "object")!=0 ){
         *pzErr = sqlite3_mprintf("JSON ring spec: nodes must be an array of "
-                                 "names or an object {name: weight}");
+                                 "names or an object {name: weight} (or "
+                                 "{name: {\"weight\": w, column: value}})");
         rc = SQLITE_ERROR;
         break;
       }
@@ -208,7 +304,7 @@ int json_spec_read(sqlite3 *db, const char *z, int n, ring_config *cfg,
   sqlite3_finalize(pStmt);
   if( rc!=SQLITE_OK ) return rc;
   if( strcmp(zType, "array")==0 ){
-    return json_nodes(db, z, n, "$", paInput, pnInput, pzErr);
+    return json_nodes(db, z, n, "$", cfg, paInput, pnInput, pzErr);
   }
   if( strcmp(zType, "object")==0 ){
     int bNodes = 0;
@@ -218,7 +314,7 @@ int json_spec_read(sqlite3 *db, const char *z, int n, ring_config *cfg,
       rc = SQLITE_ERROR;
     }
     if( rc==SQLITE_OK ){
-      rc = json_nodes(db, z, n, "$.nodes", paInput, pnInput, pzErr);
+      rc = json_nodes(db, z, n, "$.nodes", cfg, paInput, pnInput, pzErr);
     }
     return rc;
   }

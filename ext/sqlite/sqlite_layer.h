@@ -32,6 +32,7 @@ SQLITE_EXTENSION_INIT3
 
 #define CHASH_VERSION "0.1.0"
 #define CHASH_FORMAT  1            /* on-disk format of the shadow tables */
+#define CHASH_FORMAT_COLUMNS 2     /* the same, for algorithms with columns */
 
 /* --------------------------------------------------------------- common.c */
 
@@ -108,19 +109,39 @@ typedef struct store_info {
   int64_t points;         /* points of the current nodes (for the limits) */
 } store_info;
 
-/* Node names and weights read from the shadow tables, before the build. */
+/* The format of the shadow tables of a ring of cfg: CHASH_FORMAT, or
+** CHASH_FORMAT_COLUMNS when its algorithm has columns. */
+int store_format(const ring_config *cfg);
+
+/*
+** The algorithm's columns as a piece of SQL, one item per column, each
+** after ", ": their names ("tokens"), typed ("tokens" TEXT), their
+** parameters (?11, ?12, ...: a column's value is always bound at
+** STORE_COLUMN_PARAM + its index) or assignments ("tokens"=?11). "" for
+** an algorithm without columns; NULL: no memory.
+*/
+#define STORE_COLUMN_PARAM 11
+typedef enum store_columns_as {
+  STORE_COLUMNS_NAMES, STORE_COLUMNS_TYPED, STORE_COLUMNS_PARAMS,
+  STORE_COLUMNS_SETS
+} store_columns_as;
+char *store_column_sql(const ring_config *cfg, store_columns_as eAs);
+
+/* Node names, weights and column values read from the shadow tables,
+** before the build. */
 typedef struct node_list {
   ring_input *aInput;
   uint32_t n, nAlloc;
-  char *zNames;            /* every name, back to back */
+  char *zNames;            /* every name and column value, back to back */
   size_t nNames, nNamesAlloc;
 } node_list;
 
-/* The nodes of version iVersion (the current ones if it is negative), in
-** id (join) order, into *pList (zeroed by the caller, freed with
+/* The nodes of version iVersion (the current ones if it is negative) of a
+** ring of cfg, with their column values, in id (join) order, into *pList (zeroed by the caller, freed with
 ** node_list_free whatever the result). */
 int load_node_list(sqlite3 *db, const char *zSchema, const char *zName,
-                   int64_t iVersion, node_list *pList, char **pzErr);
+                   const ring_config *cfg, int64_t iVersion, node_list *pList,
+                   char **pzErr);
 void node_list_free(node_list *p);
 
 /* A ring table's shadow tables and the statements that write them. */
@@ -188,12 +209,14 @@ int store_stamp_prepare(sqlite3 *db, const char *zSchema, const char *zName,
                         int bHidable, sqlite3_stmt **ppStmt);
 int store_stamp_check(sqlite3_stmt *pStmt, int64_t stamp);
 
-/* A statement over the change log of zSchema.zName up to version
-** iMaxEpoch, in the order of the changes: columns epoch, op, node, weight,
-** old.
+/* A statement over the change log of zSchema.zName (a ring of cfg) up
+** to version iMaxEpoch, in the order of the changes: columns epoch, op,
+** node, weight, old, and the node's column values after the change as a
+** JSON object (NULL for an algorithm without columns).
 ** The caller finalizes it. */
 int store_history(sqlite3 *db, const char *zSchema, const char *zName,
-                  int64_t iMaxEpoch, sqlite3_stmt **ppStmt);
+                  const ring_config *cfg, int64_t iMaxEpoch,
+                  sqlite3_stmt **ppStmt);
 
 /*
 ** Build the ring of version iVersion (replayed from %_history), or of the
@@ -214,22 +237,19 @@ void store_close(ring_store *st);
 const store_info *store_info_of(ring_store *st);
 /* Finalize cached statements (before a rename). */
 void store_reset_statements(ring_store *st);
-/* Look a node up by name or by id. Returns SQLITE_ROW if found (with its
-** id, name and weight; the name is valid until the next store call),
-** SQLITE_DONE if not, or an error. */
+/* Look a node up by name. Returns SQLITE_ROW if found (with its id and
+** weight), SQLITE_DONE if not, or an error. */
 int store_find_by_name(ring_store *st, const char *zNode, int nNode,
                        int64_t *pId, double *pWeight);
-int store_find_by_id(ring_store *st, int64_t id, char **pzNode,
-                     double *pWeight);
-int store_add(ring_store *st, const char *zNode, int nNode, double weight,
-              int64_t *pId);
+/* Add a node: its name, weight and column values (node->id unused). */
+int store_add(ring_store *st, const ring_input *node, int64_t *pId);
 int store_remove(ring_store *st, int64_t id);
-/* Change name and/or weight of node id (op "rename" or "reweight"). */
-int store_change(ring_store *st, int64_t id, const char *zNode, int nNode,
-                 double weight);
-/* A statement over the current nodes (columns id, node, weight), in id
-** order: all of them (STORE_SCAN_ALL), the one named pArg, or the one with
-** id pArg. The caller finalizes it. */
+/* Change the name, weight and column values of node id to node's (op
+** "rename", "reweight", or "update" for a change of column values). */
+int store_change(ring_store *st, int64_t id, const ring_input *node);
+/* A statement over the current nodes (columns id, node, weight, then the
+** algorithm's columns), in id order: all of them (STORE_SCAN_ALL), the one
+** named pArg, or the one with id pArg. The caller finalizes it. */
 #define STORE_SCAN_ALL   0
 #define STORE_SCAN_NAME  1
 #define STORE_SCAN_ID    2

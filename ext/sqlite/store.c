@@ -2,10 +2,12 @@
 ** store.c: the shadow tables that hold a ring table, and every read and
 ** write of them.
 **
-** Database format (CHASH_FORMAT 1). A ring table T in schema S has:
+** Database format (CHASH_FORMAT 1; CHASH_FORMAT_COLUMNS 2 for the
+** algorithms whose nodes have columns, below). A ring table T in schema S
+** has:
 **
 **   S.T_config(key TEXT PRIMARY KEY, value) WITHOUT ROWID
-**       format     1
+**       format     1, or 2
 **       algorithm  'ring' | 'ketama' | 'jump' | 'rendezvous' | 'maglev' | 'modn'
 **       hash       a hash name (hash.h): 'xxh3', 'md5', 'fnv1a_64', ...
 **       vnodes     integer
@@ -28,6 +30,14 @@
 **       every change, in order: op is add, remove, reweight or rename; node
 **       and weight are the node's name and weight after the change (for
 **       remove: before it); old is the previous name of a rename.
+**
+** Format 2 is format 1 with the algorithm's columns (algo.h: cassandra's
+** tokens, dc, rack) as TEXT columns of T_nodes and T_history, after the
+** others, in the algorithm's order: a node's values, and in the history
+** its values after the change (for remove: before it). Its history has one
+** more op, update: a change of column values (and maybe of the weight),
+** which is a new version as a reweight is. Tables of the other algorithms
+** stay format 1, so a database written before format 2 opens unchanged.
 **
 ** Versions. A change is logged with epoch = committed epoch + 1. When the
 ** transaction commits, xSync calls store_commit_epoch for every ring the
@@ -73,15 +83,43 @@ static char *option_rows(const ring_config *cfg){
   return sqlite3_str_finish(pRows);
 }
 
+int store_format(const ring_config *cfg){
+  return ring_columns(cfg) ? CHASH_FORMAT_COLUMNS : CHASH_FORMAT;
+}
+
+char *store_column_sql(const ring_config *cfg, store_columns_as eAs){
+  unsigned n = ring_columns(cfg);
+  /* sqlite3_str_finish may give NULL for an empty text. */
+  if( n==0 ) return sqlite3_mprintf("");
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  for(unsigned i=0; i<n; i++){
+    const char *zCol = ring_column_name(cfg, i);
+    int iParam = STORE_COLUMN_PARAM + (int)i;
+    switch( eAs ){
+      case STORE_COLUMNS_NAMES:  sqlite3_str_appendf(s, ", \"%w\"", zCol); break;
+      case STORE_COLUMNS_TYPED:
+        sqlite3_str_appendf(s, ", \"%w\" TEXT", zCol);
+        break;
+      case STORE_COLUMNS_PARAMS: sqlite3_str_appendf(s, ", ?%d", iParam); break;
+      case STORE_COLUMNS_SETS:
+        sqlite3_str_appendf(s, ", \"%w\"=?%d", zCol, iParam);
+        break;
+    }
+  }
+  return sqlite3_str_finish(s);
+}
+
 int store_create(sqlite3 *db, const char *zSchema, const char *zName,
                  const ring_config *cfg, char **pzErr){
   /* For the message: when the script fails for want of memory, SQLite
   ** resets the schema, which frees the table's arguments (zName too). */
   char *zTable = sqlite3_mprintf("%s", zName);
   char *zRows = option_rows(cfg);
-  if( zTable==NULL || zRows==NULL ){
+  char *zColumns = store_column_sql(cfg, STORE_COLUMNS_TYPED);
+  if( zTable==NULL || zRows==NULL || zColumns==NULL ){
     sqlite3_free(zTable);
     sqlite3_free(zRows);
+    sqlite3_free(zColumns);
     return SQLITE_NOMEM;
   }
   int rc = chash_exec_fmt(db,
@@ -91,14 +129,15 @@ int store_create(sqlite3 *db, const char *zSchema, const char *zName,
     " ('format', %d)%s, ('epoch', 0), ('stamp', %lld),"
     " ('created', %lld), ('nextid', 1), ('points', 0);"
     "CREATE TABLE \"%w\".\"%w_nodes\"(id INTEGER PRIMARY KEY,"
-    " node TEXT NOT NULL UNIQUE, weight REAL NOT NULL);"
+    " node TEXT NOT NULL UNIQUE, weight REAL NOT NULL%s);"
     "CREATE TABLE \"%w\".\"%w_history\"(seq INTEGER PRIMARY KEY,"
     " epoch INTEGER NOT NULL, op TEXT NOT NULL, id INTEGER NOT NULL,"
-    " node TEXT NOT NULL, weight REAL NOT NULL, old TEXT);",
-    zSchema, zName, zSchema, zName, CHASH_FORMAT, zRows,
+    " node TEXT NOT NULL, weight REAL NOT NULL, old TEXT%s);",
+    zSchema, zName, zSchema, zName, store_format(cfg), zRows,
     (long long)chash_random_int64(), (long long)chash_random_int64(),
-    zSchema, zName, zSchema, zName);
+    zSchema, zName, zColumns, zSchema, zName, zColumns);
   sqlite3_free(zRows);
+  sqlite3_free(zColumns);
   if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
     *pzErr = sqlite3_mprintf("%s: cannot create shadow tables: %s", zTable,
                              sqlite3_errmsg(db));
@@ -278,20 +317,23 @@ int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
   options_given given;
   memset(&given, 0, sizeof(given));
   char zMsg[512] = "";
+  int64_t format = 0;
   while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
     const char *zKey = (const char *)sqlite3_column_text(pStmt, 0);
     const char *zValue = (const char *)sqlite3_column_text(pStmt, 1);
-    int64_t format;
     int bad = 0;
     if( zKey==NULL ) continue;
     if( zValue==NULL ){
       if( sqlite3_errcode(db)==SQLITE_NOMEM ){ rc = SQLITE_NOMEM; break; }
       bad = 1;
     }else if( strcmp(zKey, "format")==0 ){
-      bad = config_int(pStmt, 0, &format) || format!=CHASH_FORMAT;
+      /* Which of the two the algorithm has is checked once it is read. */
+      bad = config_int(pStmt, 0, &format) || format<CHASH_FORMAT
+         || format>CHASH_FORMAT_COLUMNS;
       if( bad ){
         snprintf(zMsg, sizeof(zMsg), "unsupported format %s (this chash "
-                 "reads format %d)", zValue, CHASH_FORMAT);
+                 "reads format %d, and %d for algorithms with columns)",
+                 zValue, CHASH_FORMAT, CHASH_FORMAT_COLUMNS);
       }
       nSeen |= 0x01;
     }else if( strcmp(zKey, "epoch")==0 ){
@@ -334,6 +376,21 @@ int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
       snprintf(zMsg, sizeof(zMsg), "%s_config lacks a setting", zName);
       rc = SQLITE_CORRUPT_VTAB;
     }else if( options_load(&pInfo->config, &given, zMsg, sizeof(zMsg)) ){
+      rc = SQLITE_CORRUPT_VTAB;
+    }else if( format!=store_format(&pInfo->config) ){
+      char zList[100];
+      if( ring_columns(&pInfo->config) ){
+        snprintf(zMsg, sizeof(zMsg), "unsupported format %lld (this chash "
+                 "reads format %d for algorithm %s, whose nodes have the "
+                 "columns %s)", (long long)format, CHASH_FORMAT_COLUMNS,
+                 pInfo->config.algo->name,
+                 ring_column_list(&pInfo->config, zList, sizeof(zList)));
+      }else{
+        snprintf(zMsg, sizeof(zMsg), "unsupported format %lld (this chash "
+                 "reads format %d); format %d is for algorithms whose nodes "
+                 "have columns", (long long)format, CHASH_FORMAT,
+                 CHASH_FORMAT_COLUMNS);
+      }
       rc = SQLITE_CORRUPT_VTAB;
     }else{
       rc = SQLITE_OK;
@@ -416,24 +473,36 @@ int store_stamp_holds(sqlite3 *db, const char *zSchema, const char *zName,
   return bHolds;
 }
 
+/* "json_object('tokens', "tokens", ...)" over cfg's columns, or "NULL". */
+static char *columns_json_sql(const ring_config *cfg){
+  unsigned n = ring_columns(cfg);
+  if( n==0 ) return sqlite3_mprintf("NULL");
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  sqlite3_str_appendall(s, "json_object(");
+  for(unsigned i=0; i<n; i++){
+    const char *zCol = ring_column_name(cfg, i);
+    sqlite3_str_appendf(s, "%s%Q, \"%w\"", i ? ", " : "", zCol, zCol);
+  }
+  sqlite3_str_appendall(s, ")");
+  return sqlite3_str_finish(s);
+}
+
 int store_history(sqlite3 *db, const char *zSchema, const char *zName,
-                  int64_t iMaxEpoch, sqlite3_stmt **ppStmt){
+                  const ring_config *cfg, int64_t iMaxEpoch,
+                  sqlite3_stmt **ppStmt){
+  char *zColumns = columns_json_sql(cfg);
+  if( zColumns==NULL ) return SQLITE_NOMEM;
   int rc = chash_prepare_fmt(db, ppStmt, 0,
-      "SELECT epoch, op, node, weight, old FROM \"%w\".\"%w_history\""
-      " WHERE epoch<=?1 ORDER BY seq", zSchema, zName);
+      "SELECT epoch, op, node, weight, old, %s FROM \"%w\".\"%w_history\""
+      " WHERE epoch<=?1 ORDER BY seq", zColumns, zSchema, zName);
+  sqlite3_free(zColumns);
   if( rc==SQLITE_OK ) sqlite3_bind_int64(*ppStmt, 1, iMaxEpoch);
   return rc;
 }
 
-static int node_list_add(node_list *p, int64_t id, const char *z, int n,
-                         double w){
-  if( p->n==p->nAlloc ){
-    uint32_t nNew = p->nAlloc ? p->nAlloc*2 : 64;
-    ring_input *aNew = sqlite3_realloc64(p->aInput, sizeof(ring_input)*nNew);
-    if( aNew==NULL ) return SQLITE_NOMEM;
-    p->aInput = aNew;
-    p->nAlloc = nNew;
-  }
+/* Append z (n bytes) to p's text; its offset there into *pOffset. */
+static int node_list_text(node_list *p, const char *z, size_t n,
+                          uintptr_t *pOffset){
   /* Allocated even for empty names (only in a damaged table), so that
   ** zNames is never NULL when offsets into it are taken. */
   if( p->zNames==NULL || p->nNames + n > p->nNamesAlloc ){
@@ -444,12 +513,44 @@ static int node_list_add(node_list *p, int64_t id, const char *z, int n,
     p->nNamesAlloc = nNew;
   }
   memcpy(p->zNames + p->nNames, z, n);
-  /* Names are offsets until the list is complete (zNames may move). */
-  p->aInput[p->n].name = (const char *)(uintptr_t)p->nNames;
-  p->aInput[p->n].name_len = (uint32_t)n;
-  p->aInput[p->n].weight = w;
-  p->aInput[p->n].id = id;
+  *pOffset = p->nNames;
   p->nNames += n;
+  return SQLITE_OK;
+}
+
+/* Append the node of row pStmt: name in column 0, weight w, id, and the
+** values of nColumns columns from column iColumn on. */
+static int node_list_add(node_list *p, sqlite3_stmt *pStmt, int64_t id,
+                         double w, int iColumn, unsigned nColumns){
+  if( p->n==p->nAlloc ){
+    uint32_t nNew = p->nAlloc ? p->nAlloc*2 : 64;
+    ring_input *aNew = sqlite3_realloc64(p->aInput, sizeof(ring_input)*nNew);
+    if( aNew==NULL ) return SQLITE_NOMEM;
+    p->aInput = aNew;
+    p->nAlloc = nNew;
+  }
+  ring_input *x = &p->aInput[p->n];
+  memset(x, 0, sizeof(*x));
+  /* Names and values are offsets until the list is complete (zNames may
+  ** move); a value not given stays NULL. */
+  uintptr_t off;
+  const char *z = (const char *)sqlite3_column_text(pStmt, 0);
+  int n = sqlite3_column_bytes(pStmt, 0);
+  if( node_list_text(p, z, (size_t)n, &off) ) return SQLITE_NOMEM;
+  x->name = (const char *)off;
+  x->name_len = (uint32_t)n;
+  x->weight = w;
+  x->id = id;
+  for(unsigned i=0; i<nColumns; i++){
+    int iCol = iColumn + (int)i;
+    if( sqlite3_column_type(pStmt, iCol)==SQLITE_NULL ) continue;
+    z = (const char *)sqlite3_column_text(pStmt, iCol);
+    n = sqlite3_column_bytes(pStmt, iCol);
+    if( z==NULL || node_list_text(p, z, (size_t)n, &off) ) return SQLITE_NOMEM;
+    /* Offset + 1, so that an empty value at offset 0 is not "none". */
+    x->columns[i] = (const char *)(off + 1);
+    x->column_len[i] = (uint32_t)n;
+  }
   p->n++;
   return SQLITE_OK;
 }
@@ -460,21 +561,26 @@ void node_list_free(node_list *p){
 }
 
 int load_node_list(sqlite3 *db, const char *zSchema, const char *zName,
-                   int64_t iVersion, node_list *pList, char **pzErr){
+                   const ring_config *cfg, int64_t iVersion, node_list *pList,
+                   char **pzErr){
   sqlite3_stmt *pStmt = NULL;
   int rc;
+  unsigned nColumns = ring_columns(cfg);
+  char *zColumns = store_column_sql(cfg, STORE_COLUMNS_NAMES);
+  if( zColumns==NULL ) return SQLITE_NOMEM;
   if( iVersion<0 ){
     rc = chash_prepare_fmt(db, &pStmt, 0,
-        "SELECT node, weight, 'add', id FROM \"%w\".\"%w_nodes\" ORDER BY id",
-        zSchema, zName);
+        "SELECT node, weight, 'add', id%s FROM \"%w\".\"%w_nodes\""
+        " ORDER BY id", zColumns, zSchema, zName);
   }else{
     rc = chash_prepare_fmt(db, &pStmt, 0,
-        "SELECT node, weight, op, id FROM \"%w\".\"%w_history\" WHERE seq IN"
-        " (SELECT max(seq) FROM \"%w\".\"%w_history\" WHERE epoch<=?1"
-        "  GROUP BY id) ORDER BY id",
-        zSchema, zName, zSchema, zName);
+        "SELECT node, weight, op, id%s FROM \"%w\".\"%w_history\" WHERE"
+        " seq IN (SELECT max(seq) FROM \"%w\".\"%w_history\""
+        " WHERE epoch<=?1 GROUP BY id) ORDER BY id",
+        zColumns, zSchema, zName, zSchema, zName);
     if( rc==SQLITE_OK ) sqlite3_bind_int64(pStmt, 1, iVersion);
   }
+  sqlite3_free(zColumns);
   if( rc!=SQLITE_OK ){
     if( rc!=SQLITE_NOMEM ){
       *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: %s", zSchema, zName,
@@ -487,7 +593,8 @@ int load_node_list(sqlite3 *db, const char *zSchema, const char *zName,
     const char *zOp = (const char *)sqlite3_column_text(pStmt, 2);
     if( zOp && strcmp(zOp, "remove")==0 ) continue;
     if( zOp==NULL || (strcmp(zOp, "add")!=0 && strcmp(zOp, "reweight")!=0
-                      && strcmp(zOp, "rename")!=0) ){
+                      && strcmp(zOp, "rename")!=0
+                      && (nColumns==0 || strcmp(zOp, "update")!=0)) ){
       if( sqlite3_errcode(db)==SQLITE_NOMEM ){ rc = SQLITE_NOMEM; break; }
       *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: %s_history has an "
                                "unknown op: %s", zSchema, zName, zName,
@@ -497,7 +604,6 @@ int load_node_list(sqlite3 *db, const char *zSchema, const char *zName,
     }
     int eType = sqlite3_column_type(pStmt, 1);
     const char *zNode = (const char *)sqlite3_column_text(pStmt, 0);
-    int nNode = sqlite3_column_bytes(pStmt, 0);
     if( zNode==NULL || (eType!=SQLITE_FLOAT && eType!=SQLITE_INTEGER) ){
       if( sqlite3_errcode(db)==SQLITE_NOMEM ){ rc = SQLITE_NOMEM; break; }
       *pzErr = sqlite3_mprintf("ring '%q.%q' is corrupt: a node has a NULL name "
@@ -506,8 +612,8 @@ int load_node_list(sqlite3 *db, const char *zSchema, const char *zName,
       rc = SQLITE_CORRUPT_VTAB;
       break;
     }
-    rc = node_list_add(pList, sqlite3_column_int64(pStmt, 3), zNode, nNode,
-                       sqlite3_column_double(pStmt, 1));
+    rc = node_list_add(pList, pStmt, sqlite3_column_int64(pStmt, 3),
+                       sqlite3_column_double(pStmt, 1), 4, nColumns);
     if( rc!=SQLITE_OK ) break;
   }
   sqlite3_finalize(pStmt);
@@ -519,7 +625,13 @@ int load_node_list(sqlite3 *db, const char *zSchema, const char *zName,
     return rc;
   }
   for(uint32_t i=0; i<pList->n; i++){
-    pList->aInput[i].name = pList->zNames + (uintptr_t)pList->aInput[i].name;
+    ring_input *x = &pList->aInput[i];
+    x->name = pList->zNames + (uintptr_t)x->name;
+    for(unsigned k=0; k<nColumns; k++){
+      if( x->columns[k] ){
+        x->columns[k] = pList->zNames + ((uintptr_t)x->columns[k] - 1);
+      }
+    }
   }
   return SQLITE_OK;
 }
@@ -530,7 +642,7 @@ int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
   node_list list;
   memset(&list, 0, sizeof(list));
   *ppRing = NULL;
-  int rc = load_node_list(db, zSchema, zName, iVersion, &list, pzErr);
+  int rc = load_node_list(db, zSchema, zName, cfg, iVersion, &list, pzErr);
   if( rc==SQLITE_OK ){
     /* The writes check every node, so a stored ring that does not build
     ** was damaged. */

@@ -4,7 +4,9 @@
 ** prepared statements; every change is ordinary SQL on the same
 ** connection, logged in %_history with the next version's epoch, and
 ** checked against the limits and the algorithm's rules as it is written
-** (at the statement) or when the transaction commits.
+** (at the statement) or when the transaction commits. A statement's text
+** has marks where the algorithm's columns go (store_sql): @C their names,
+** @P their parameters, @S their assignments; nothing for most algorithms.
 */
 
 #include <stdarg.h>
@@ -15,7 +17,7 @@
 
 enum {
   STMT_FIND_NAME,          /* id, weight of the node named ?1 */
-  STMT_FIND_ID,            /* node, weight of node id ?1 */
+  STMT_FIND_ID,            /* node, weight, columns of node id ?1 */
   STMT_COUNTERS,           /* epoch, nextid, points */
   STMT_INSERT_NODE,
   STMT_DELETE_NODE,
@@ -33,16 +35,17 @@ enum {
 
 static const char *const azStmtSql[STMT_COUNT] = {
   [STMT_FIND_NAME] = "SELECT id, weight FROM \"%w\".\"%w_nodes\" WHERE node=?1",
-  [STMT_FIND_ID] = "SELECT node, weight FROM \"%w\".\"%w_nodes\" WHERE id=?1",
+  [STMT_FIND_ID] = "SELECT node, weight@C FROM \"%w\".\"%w_nodes\""
+                   " WHERE id=?1",
   [STMT_COUNTERS] = "SELECT key, value FROM \"%w\".\"%w_config\""
                     " WHERE key IN ('epoch', 'nextid', 'points')",
-  [STMT_INSERT_NODE] = "INSERT INTO \"%w\".\"%w_nodes\"(id, node, weight)"
-                       " VALUES(?1, ?2, ?3)",
+  [STMT_INSERT_NODE] = "INSERT INTO \"%w\".\"%w_nodes\"(id, node, weight@C)"
+                       " VALUES(?1, ?2, ?3@P)",
   [STMT_DELETE_NODE] = "DELETE FROM \"%w\".\"%w_nodes\" WHERE id=?1",
-  [STMT_UPDATE_NODE] = "UPDATE \"%w\".\"%w_nodes\" SET node=?2, weight=?3"
+  [STMT_UPDATE_NODE] = "UPDATE \"%w\".\"%w_nodes\" SET node=?2, weight=?3@S"
                        " WHERE id=?1",
   [STMT_HISTORY] = "INSERT INTO \"%w\".\"%w_history\"(epoch, op, id, node,"
-                   " weight, old) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
+                   " weight, old@C) VALUES(?1, ?2, ?3, ?4, ?5, ?6@P)",
   [STMT_BUMP] = "UPDATE \"%w\".\"%w_config\" SET value = CASE key"
                 " WHEN 'points' THEN value+?1 WHEN 'nextid' THEN value+?2"
                 " ELSE ?3 END WHERE key IN ('points', 'nextid', 'stamp')",
@@ -67,6 +70,8 @@ struct ring_store {
   char *zName;
   chash_txn *txn;          /* the connection's transaction */
   store_info info;         /* as read at open; counters re-read per change */
+  unsigned nColumns;       /* the algorithm's columns */
+  char *azColumnSql[3];    /* what @C, @P and @S stand for (store_sql) */
   sqlite3_stmt *aStmt[STMT_COUNT];
   char *zErr;              /* message of the last failure, or NULL */
 };
@@ -93,6 +98,17 @@ int store_open(sqlite3 *db, const char *zSchema, const char *zName,
     store_close(st);
     return rc;
   }
+  static const store_columns_as aAs[3] = {
+    STORE_COLUMNS_NAMES, STORE_COLUMNS_PARAMS, STORE_COLUMNS_SETS
+  };
+  st->nColumns = ring_columns(&st->info.config);
+  for(int i=0; i<3; i++){
+    st->azColumnSql[i] = store_column_sql(&st->info.config, aAs[i]);
+    if( st->azColumnSql[i]==NULL ){
+      store_close(st);
+      return SQLITE_NOMEM;
+    }
+  }
   *ppStore = st;
   return SQLITE_OK;
 }
@@ -110,6 +126,7 @@ void store_close(ring_store *st){
   sqlite3_free(st->zSchema);
   sqlite3_free(st->zName);
   sqlite3_free(st->zErr);
+  for(int i=0; i<3; i++) sqlite3_free(st->azColumnSql[i]);
   sqlite3_free(st);
 }
 
@@ -148,13 +165,31 @@ static int store_prepare_fail(ring_store *st, int rc){
   return store_fail(st, rc, "%s: %s", st->zName, sqlite3_errmsg(st->db));
 }
 
+/* Statement text zSql with its column marks filled in; NULL: no memory. */
+static char *store_sql(ring_store *st, const char *zSql){
+  sqlite3_str *s = sqlite3_str_new(NULL);
+  for(const char *z=zSql; *z; z++){
+    const char *zMark = z[0]=='@' ? strchr("CPS", z[1]) : NULL;
+    if( zMark && z[1] ){
+      sqlite3_str_appendall(s, st->azColumnSql[zMark - "CPS"]);
+      z++;
+    }else{
+      sqlite3_str_appendchar(s, 1, *z);
+    }
+  }
+  return sqlite3_str_finish(s);
+}
+
 /* The cached statement i, prepared on first use and reset for reuse. */
 static int store_stmt(ring_store *st, int i, sqlite3_stmt **ppStmt){
   if( st->aStmt[i]==NULL ){
+    char *zSql = store_sql(st, azStmtSql[i]);
+    if( zSql==NULL ) return SQLITE_NOMEM;
     int rc = chash_prepare_fmt(st->db, &st->aStmt[i], SQLITE_PREPARE_PERSISTENT,
-                         azStmtSql[i], st->zSchema, st->zName,
+                         zSql, st->zSchema, st->zName,
                          st->zSchema, st->zName, st->zSchema, st->zName,
                          st->zSchema, st->zName);
+    sqlite3_free(zSql);
     if( rc!=SQLITE_OK ) return store_prepare_fail(st, rc);
   }
   *ppStmt = st->aStmt[i];
@@ -188,20 +223,64 @@ int store_find_by_name(ring_store *st, const char *zNode, int nNode,
   return rc;
 }
 
-int store_find_by_id(ring_store *st, int64_t id, char **pzNode,
-                     double *pWeight){
+/* A stored node as store_change and store_remove read it. */
+typedef struct stored_node {
+  char *zName;
+  double weight;
+  char *azColumn[RING_MAX_COLUMNS];     /* NULL: none */
+  int anColumn[RING_MAX_COLUMNS];
+} stored_node;
+
+static void stored_node_clear(stored_node *x){
+  sqlite3_free(x->zName);
+  for(int i=0; i<RING_MAX_COLUMNS; i++) sqlite3_free(x->azColumn[i]);
+  memset(x, 0, sizeof(*x));
+}
+
+/* Node id into *x (freed with stored_node_clear): SQLITE_ROW, SQLITE_DONE
+** if there is none, or an error. */
+static int read_node(ring_store *st, int64_t id, stored_node *x){
   sqlite3_stmt *pStmt = NULL;
+  memset(x, 0, sizeof(*x));
   int rc = store_stmt(st, STMT_FIND_ID, &pStmt);
   if( rc!=SQLITE_OK ) return rc;
   sqlite3_bind_int64(pStmt, 1, id);
   rc = store_step(st, pStmt);
-  if( rc==SQLITE_ROW ){
-    *pzNode = sqlite3_mprintf("%s", sqlite3_column_text(pStmt, 0));
-    *pWeight = sqlite3_column_double(pStmt, 1);
-    sqlite3_reset(pStmt);
-    if( *pzNode==NULL ) rc = SQLITE_NOMEM;
+  if( rc!=SQLITE_ROW ) return rc;
+  x->zName = sqlite3_mprintf("%s", sqlite3_column_text(pStmt, 0));
+  x->weight = sqlite3_column_double(pStmt, 1);
+  if( x->zName==NULL ) rc = SQLITE_NOMEM;
+  for(unsigned i=0; i<st->nColumns && rc==SQLITE_ROW; i++){
+    if( sqlite3_column_type(pStmt, 2+i)==SQLITE_NULL ) continue;
+    const char *z = (const char *)sqlite3_column_text(pStmt, 2+i);
+    x->anColumn[i] = sqlite3_column_bytes(pStmt, 2+i);
+    x->azColumn[i] = z ? sqlite3_mprintf("%.*s", x->anColumn[i], z) : NULL;
+    if( x->azColumn[i]==NULL ) rc = SQLITE_NOMEM;
   }
+  sqlite3_reset(pStmt);
+  if( rc!=SQLITE_ROW ) stored_node_clear(x);
   return rc;
+}
+
+/* Bind the column values az (an, NULL: none) at their parameters. */
+static void bind_columns(ring_store *st, sqlite3_stmt *pStmt,
+                         const char *const *az, const int *an){
+  for(unsigned i=0; i<st->nColumns; i++){
+    if( az[i] ){
+      sqlite3_bind_text(pStmt, STORE_COLUMN_PARAM+(int)i, az[i], an[i],
+                        SQLITE_STATIC);
+    }else{
+      sqlite3_bind_null(pStmt, STORE_COLUMN_PARAM+(int)i);
+    }
+  }
+}
+
+/* node's column values as bind_columns takes them. */
+static void input_columns(const ring_input *node, const char **az, int *an){
+  for(int i=0; i<RING_MAX_COLUMNS; i++){
+    az[i] = node->columns[i];
+    an[i] = (int)node->column_len[i];
+  }
 }
 
 /* Counters as they are now in this transaction. */
@@ -267,9 +346,12 @@ static int check_points(ring_store *st, const store_counters *c, int64_t delta){
   return SQLITE_OK;
 }
 
+/* Log a change of node id: its name, weight and column values after it
+** (for remove: before it). */
 static int log_change(ring_store *st, const store_counters *c, const char *zOp,
                       int64_t id, const char *zNode, int nNode, double w,
-                      const char *zOld){
+                      const char *zOld, const char *const *azColumn,
+                      const int *anColumn){
   sqlite3_stmt *pStmt = NULL;
   int rc = store_stmt(st, STMT_HISTORY, &pStmt);
   if( rc!=SQLITE_OK ) return rc;
@@ -283,6 +365,7 @@ static int log_change(ring_store *st, const store_counters *c, const char *zOp,
   }else{
     sqlite3_bind_null(pStmt, 6);
   }
+  bind_columns(st, pStmt, azColumn, anColumn);
   rc = store_step(st, pStmt);
   sqlite3_clear_bindings(pStmt);
   return rc==SQLITE_DONE ? SQLITE_OK : rc;
@@ -345,35 +428,38 @@ static int check_add(ring_store *st, const store_counters *c){
   return SQLITE_OK;
 }
 
-int store_add(ring_store *st, const char *zNode, int nNode, double weight,
-              int64_t *pId){
+int store_add(ring_store *st, const ring_input *node, int64_t *pId){
   store_counters c;
+  const char *az[RING_MAX_COLUMNS];
+  int an[RING_MAX_COLUMNS];
+  input_columns(node, az, an);
   int rc = begin_change(st, &c);
   if( rc==SQLITE_OK ) rc = check_add(st, &c);
-  if( rc==SQLITE_OK ) rc = check_points(st, &c, limit_points(st, weight));
+  if( rc==SQLITE_OK ) rc = check_points(st, &c, limit_points(st, node->weight));
   if( rc!=SQLITE_OK ) return rc;
   sqlite3_stmt *pStmt = NULL;
   rc = store_stmt(st, STMT_INSERT_NODE, &pStmt);
   if( rc!=SQLITE_OK ) return rc;
   sqlite3_bind_int64(pStmt, 1, c.next_id);
-  sqlite3_bind_text(pStmt, 2, zNode, nNode, SQLITE_STATIC);
-  sqlite3_bind_double(pStmt, 3, weight);
+  sqlite3_bind_text(pStmt, 2, node->name, (int)node->name_len, SQLITE_STATIC);
+  sqlite3_bind_double(pStmt, 3, node->weight);
+  bind_columns(st, pStmt, az, an);
   rc = store_step(st, pStmt);
   sqlite3_clear_bindings(pStmt);
   if( rc!=SQLITE_DONE ) return rc;
-  rc = log_change(st, &c, "add", c.next_id, zNode, nNode, weight, NULL);
-  if( rc==SQLITE_OK ) rc = bump_counters(st, limit_points(st, weight), 1);
+  rc = log_change(st, &c, "add", c.next_id, node->name, (int)node->name_len,
+                  node->weight, NULL, az, an);
+  if( rc==SQLITE_OK ) rc = bump_counters(st, limit_points(st, node->weight), 1);
   *pId = c.next_id;
   return rc;
 }
 
 int store_remove(ring_store *st, int64_t id){
-  char *zNode = NULL;
-  double weight;
+  stored_node old;
   store_counters c;
   int rc = begin_change(st, &c);
   if( rc!=SQLITE_OK ) return rc;
-  rc = store_find_by_id(st, id, &zNode, &weight);
+  rc = read_node(st, id, &old);
   if( rc==SQLITE_DONE ) return SQLITE_OK;      /* already gone */
   if( rc!=SQLITE_ROW ) return rc;
   sqlite3_stmt *pStmt = NULL;
@@ -382,28 +468,48 @@ int store_remove(ring_store *st, int64_t id){
     sqlite3_bind_int64(pStmt, 1, id);
     rc = store_step(st, pStmt);
     if( rc==SQLITE_DONE ){
-      rc = log_change(st, &c, "remove", id, zNode, -1, weight, NULL);
+      rc = log_change(st, &c, "remove", id, old.zName, -1, old.weight, NULL,
+                      (const char *const *)old.azColumn, old.anColumn);
     }
   }
-  if( rc==SQLITE_OK ) rc = bump_counters(st, -limit_points(st, weight), 0);
-  sqlite3_free(zNode);
+  if( rc==SQLITE_OK ) rc = bump_counters(st, -limit_points(st, old.weight), 0);
+  stored_node_clear(&old);
   return rc;
 }
 
-int store_change(ring_store *st, int64_t id, const char *zNode, int nNode,
-                 double weight){
-  char *zOld = NULL;
-  double oldWeight;
+/* Do the column values az (an) differ from those of x? */
+static int columns_differ(ring_store *st, const stored_node *x,
+                          const char *const *az, const int *an){
+  for(unsigned i=0; i<st->nColumns; i++){
+    if( (az[i]==NULL)!=(x->azColumn[i]==NULL) ) return 1;
+    if( az[i] && (an[i]!=x->anColumn[i]
+                  || memcmp(az[i], x->azColumn[i], an[i])!=0) ){
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int store_change(ring_store *st, int64_t id, const ring_input *node){
+  stored_node old;
   store_counters c;
+  const char *az[RING_MAX_COLUMNS];
+  int an[RING_MAX_COLUMNS];
+  input_columns(node, az, an);
   int rc = begin_change(st, &c);
   if( rc!=SQLITE_OK ) return rc;
-  rc = store_find_by_id(st, id, &zOld, &oldWeight);
+  rc = read_node(st, id, &old);
   if( rc==SQLITE_DONE ) return SQLITE_OK;
   if( rc!=SQLITE_ROW ) return rc;
-  int bRename = (int)strlen(zOld)!=nNode || memcmp(zOld, zNode, nNode)!=0;
-  int64_t dPoints = limit_points(st, weight) - limit_points(st, oldWeight);
-  if( !bRename && weight==oldWeight ){
-    sqlite3_free(zOld);
+  const char *zNode = node->name;
+  int nNode = (int)node->name_len;
+  double weight = node->weight;
+  int bRename = (int)strlen(old.zName)!=nNode
+             || memcmp(old.zName, zNode, nNode)!=0;
+  int bColumns = columns_differ(st, &old, az, an);
+  int64_t dPoints = limit_points(st, weight) - limit_points(st, old.weight);
+  if( !bRename && !bColumns && weight==old.weight ){
+    stored_node_clear(&old);
     return SQLITE_OK;                       /* nothing changes */
   }
   rc = check_points(st, &c, dPoints);
@@ -413,15 +519,17 @@ int store_change(ring_store *st, int64_t id, const char *zNode, int nNode,
     sqlite3_bind_int64(pStmt, 1, id);
     sqlite3_bind_text(pStmt, 2, zNode, nNode, SQLITE_STATIC);
     sqlite3_bind_double(pStmt, 3, weight);
+    bind_columns(st, pStmt, az, an);
     rc = store_step(st, pStmt);
     sqlite3_clear_bindings(pStmt);
     if( rc==SQLITE_DONE ){
-      rc = log_change(st, &c, bRename ? "rename" : "reweight", id, zNode,
-                      nNode, weight, bRename ? zOld : NULL);
+      const char *zOp = bRename ? "rename" : bColumns ? "update" : "reweight";
+      rc = log_change(st, &c, zOp, id, zNode, nNode, weight,
+                      bRename ? old.zName : NULL, az, an);
     }
   }
   if( rc==SQLITE_OK ) rc = bump_counters(st, dPoints, 0);
-  sqlite3_free(zOld);
+  stored_node_clear(&old);
   return rc;
 }
 
@@ -482,7 +590,8 @@ static int read_changes(ring_store *st, int64_t iCommitted, txn_changes *p){
       if( sqlite3_errcode(st->db)==SQLITE_NOMEM ){ rc = SQLITE_NOMEM; break; }
     }
     if( zOp==NULL || (!bRename && strcmp(zOp, "add")!=0
-                      && strcmp(zOp, "remove")!=0 && strcmp(zOp, "reweight")!=0) ){
+                      && strcmp(zOp, "remove")!=0 && strcmp(zOp, "reweight")!=0
+                      && (st->nColumns==0 || strcmp(zOp, "update")!=0)) ){
       char *zWhat = sqlite3_mprintf("%s_history has an unknown op: %s",
                                     st->zName, zOp ? zOp : "NULL");
       rc = zWhat ? store_corrupt(st, zWhat) : SQLITE_NOMEM;
@@ -534,6 +643,7 @@ static int64_t changes_gone(txn_changes *p, ring_input *aGone, ring_commit *c){
     if( pFirst->bAdd && pFirst->id<firstAdd ) firstAdd = pFirst->id;
     if( !pFirst->bAdd && pLast->bRemove ){
       ring_input *g = &aGone[c->n_gone++];
+      memset(g, 0, sizeof(*g));
       g->name = pFirst->zName;
       g->name_len = (uint32_t)strlen(pFirst->zName);
       g->weight = 0.0;
@@ -556,6 +666,7 @@ static int read_last_kept(ring_store *st, int64_t iBelow, ring_input *pKept,
   sqlite3_bind_int64(pStmt, 1, iBelow);
   rc = store_step(st, pStmt);
   if( rc==SQLITE_ROW ){
+    memset(pKept, 0, sizeof(*pKept));
     pKept->id = sqlite3_column_int64(pStmt, 0);
     pKept->name = (const char *)sqlite3_column_text(pStmt, 1);
     pKept->name_len = (uint32_t)sqlite3_column_bytes(pStmt, 1);
@@ -614,7 +725,8 @@ static int check_commit(ring_store *st){
                         &kept, &c);
   }
   if( rc==SQLITE_OK && (needs & RING_COMMIT_NODES) ){
-    rc = load_node_list(st->db, st->zSchema, st->zName, -1, &nodes, &zErr);
+    rc = load_node_list(st->db, st->zSchema, st->zName, cfg, -1, &nodes,
+                        &zErr);
     if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
       rc = store_fail(st, rc, "%s", zErr ? zErr : sqlite3_errmsg(st->db));
     }
@@ -676,8 +788,8 @@ int store_scan(ring_store *st, int eBy, sqlite3_value *pArg,
                sqlite3_stmt **ppStmt){
   static const char *const azWhere[] = { "", " WHERE node=?1", " WHERE id=?1" };
   int rc = chash_prepare_fmt(st->db, ppStmt, 0,
-      "SELECT id, node, weight FROM \"%w\".\"%w_nodes\"%s ORDER BY id",
-      st->zSchema, st->zName, azWhere[eBy]);
+      "SELECT id, node, weight%s FROM \"%w\".\"%w_nodes\"%s ORDER BY id",
+      st->azColumnSql[0], st->zSchema, st->zName, azWhere[eBy]);
   if( rc!=SQLITE_OK ) return store_prepare_fail(st, rc);
   if( eBy ) sqlite3_bind_value(*ppStmt, 1, pArg);
   return SQLITE_OK;

@@ -4,12 +4,15 @@
 **
 **   SELECT * FROM ch_history('shards');         the change log
 **
-** ch_history(ring): epoch, op, node, weight, old: the ring table's log,
+** ch_history(ring): epoch, op, node, weight, old, columns: the ring
+** table's log,
 ** oldest first, up to the spec's version ('shards@3': versions 1 to 3;
 ** 'shards': everything, including this connection's uncommitted changes,
 ** logged with the next epoch). A rename row has the new name in node and
-** the previous one in old (NULL in other rows). The same for every
-** algorithm; an inline JSON ring has no table, so no history (an error).
+** the previous one in old (NULL in other rows); columns is a JSON object
+** of the node's column values after the change (algorithms with columns,
+** such as cassandra's tokens, dc and rack; else NULL), whose changes are
+** op update. The same for every algorithm; an inline JSON ring has no table, so no history (an error).
 ** xBestIndex contract: HISTORY_HAS_RING, the ring spec is in argv (else
 ** the default ring).
 */
@@ -20,7 +23,8 @@
 #define HISTORY_NODE   2
 #define HISTORY_WEIGHT 3
 #define HISTORY_OLD    4
-#define HISTORY_RING   5
+#define HISTORY_COLUMNS 5
+#define HISTORY_RING   6
 
 /* idxNum bits (see the top of the file). */
 #define HISTORY_HAS_RING TVF_HAS_ARG(0)
@@ -67,8 +71,8 @@ static int history_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
                      "ring has no history");
   }
   tvf_vtab *p = (tvf_vtab *)c->base.base.pVtab;
-  rc = store_history(p->db, where.zSchema, where.zName, c->base.ring->version,
-                     &c->pStmt);
+  rc = store_history(p->db, where.zSchema, where.zName, &c->base.ring->config,
+                     c->base.ring->version, &c->pStmt);
   if( rc!=SQLITE_OK && rc!=SQLITE_NOMEM ){
     rc = tvf_error(&c->base, rc, "ch_history: %s", sqlite3_errmsg(p->db));
   }
@@ -91,6 +95,6 @@ static int history_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
 
 TVF_MODULE(tvf_history,
   "CREATE TABLE x(epoch INTEGER, op TEXT, node TEXT, weight REAL, old TEXT,"
-  " ring HIDDEN)",
+  " columns TEXT, ring HIDDEN)",
   history_cursor, history_clear, history_best_index, history_filter,
   history_next, history_column)

@@ -7,9 +7,11 @@
 **   SELECT node, weight, points, share FROM shards;
 **
 ** Columns: node (TEXT, unique, required), weight (REAL > 0, default 1),
-** points and share (computed, read-only), and a hidden column named like
-** the table, which loads a whole ring spec (vtab_pool.c). The rowid is the
-** node's id: the order nodes were added in.
+** points and share (computed, read-only), a hidden column named like the
+** table, which loads a whole ring spec (vtab_pool.c), and the columns the
+** algorithm declares (algo.h: cassandra's tokens, dc and rack; TEXT,
+** stored with the node). The rowid is the node's id: the order nodes were
+** added in.
 **
 ** The table keeps nothing in memory: every change is written through to
 ** the shadow tables (store.c) with ordinary SQL on the same connection, so
@@ -35,6 +37,7 @@
 #define COLUMN_POINTS  2
 #define COLUMN_SHARE   3
 #define COLUMN_POOL    4   /* hidden, named like the table (vtab_pool.c) */
+#define COLUMN_EXTRA   5   /* the algorithm's columns, in its order */
 
 typedef struct chash_vtab {
   txn_table t;             /* base class and connection, must be first */
@@ -47,7 +50,8 @@ typedef struct chash_vtab {
 
 typedef struct chash_cursor {
   sqlite3_vtab_cursor base; /* base class, must be first */
-  sqlite3_stmt *pStmt;     /* over the current nodes: id, node, weight */
+  sqlite3_stmt *pStmt;     /* over the current nodes: id, node, weight,
+                           ** the algorithm's columns (store_scan) */
   int bEof;
   ring *ring;              /* the current ring, once points or share is read */
 } chash_cursor;
@@ -255,15 +259,6 @@ static int chash_init(sqlite3 *db, void *pAux, int argc,
     if( rc==SQLITE_OK ) rc = store_create(db, zSchema, zName, &cfg, pzErr);
     if( rc!=SQLITE_OK ) return rc;
   }
-  char *zDecl = sqlite3_mprintf("CREATE TABLE x(node TEXT, weight REAL, "
-                                "points INTEGER, share REAL, \"%w\" HIDDEN)",
-                                zName);
-  rc = zDecl ? sqlite3_declare_vtab(db, zDecl) : SQLITE_NOMEM;
-  sqlite3_free(zDecl);
-  if( rc!=SQLITE_OK ) return rc;
-  sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-
   chash_vtab *p = sqlite3_malloc64(sizeof(*p));
   if( p==NULL ) return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
@@ -284,10 +279,30 @@ static int chash_init(sqlite3 *db, void *pAux, int argc,
     *pzErr = NULL;
     rc = p->zCorrupt ? SQLITE_OK : SQLITE_NOMEM;
   }
+  /* The algorithm's columns, as the shadow tables say (none for a damaged
+  ** ring, which only DROP TABLE can use). */
+  char *zColumns = NULL;
+  if( rc==SQLITE_OK ){
+    ring_config none;
+    ring_config_default(&none);
+    zColumns = store_column_sql(p->store ? &store_info_of(p->store)->config
+                                         : &none, STORE_COLUMNS_TYPED);
+    if( zColumns==NULL ) rc = SQLITE_NOMEM;
+  }
+  if( rc==SQLITE_OK ){
+    char *zDecl = sqlite3_mprintf("CREATE TABLE x(node TEXT, weight REAL, "
+                                  "points INTEGER, share REAL, \"%w\" HIDDEN"
+                                  "%s)", zName, zColumns);
+    rc = zDecl ? sqlite3_declare_vtab(db, zDecl) : SQLITE_NOMEM;
+    sqlite3_free(zDecl);
+  }
+  sqlite3_free(zColumns);
   if( rc!=SQLITE_OK ){
     vtab_free(p);
     return rc;
   }
+  sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
   *ppVtab = &p->t.base;
   return SQLITE_OK;
 }
@@ -462,10 +477,16 @@ static int chash_column(sqlite3_vtab_cursor *pCursor, sqlite3_context *ctx,
       return SQLITE_OK;
     case COLUMN_POOL:
       return SQLITE_OK;    /* written only: INSERT INTO t(t) VALUES (spec) */
-    default:
+    case COLUMN_POINTS:
+    case COLUMN_SHARE:
       /* An UPDATE that leaves them alone need not compute the ring. */
       if( sqlite3_vtab_nochange(ctx) ) return SQLITE_OK;
       return computed_column(c, ctx, iCol);
+    default:
+      /* The algorithm's columns follow the scan's id, node and weight. */
+      sqlite3_result_value(ctx, sqlite3_column_value(c->pStmt,
+                                                     3 + iCol-COLUMN_EXTRA));
+      return SQLITE_OK;
   }
 }
 
@@ -545,6 +566,46 @@ static int readonly_arg(chash_vtab *p, sqlite3_value *v, const char *zCol){
 }
 
 /*
+** The values of the algorithm's columns in argv (from COLUMN_EXTRA on),
+** checked, into node's columns. A NULL (or an omitted column, which
+** SQLite hands over as NULL) is the column's default, and refused for a
+** column without one that the algorithm requires. A number is its text,
+** as a TEXT column would store it.
+*/
+static int columns_arg(chash_vtab *p, sqlite3_value **argv, ring_input *node){
+  const ring_config *cfg = &store_info_of(p->store)->config;
+  unsigned n = ring_columns(cfg);
+  for(unsigned i=0; i<n; i++){
+    sqlite3_value *v = argv[2+COLUMN_EXTRA+i];
+    const char *z = NULL;
+    size_t nz = 0;
+    int eType = sqlite3_value_type(v);
+    if( eType==SQLITE_BLOB ){
+      vtab_error(p, "%s: %s must be text, not a blob", p->zName,
+                 ring_column_name(cfg, i));
+      return SQLITE_ERROR;
+    }
+    if( eType!=SQLITE_NULL ){
+      z = (const char *)sqlite3_value_text(v);
+      nz = (size_t)sqlite3_value_bytes(v);
+      if( z==NULL ) return SQLITE_NOMEM;
+    }else if( ring_column_default(cfg, i) ){
+      z = ring_column_default(cfg, i);
+      nz = strlen(z);
+    }
+    char zMsg[600];
+    if( ring_check_column(cfg, i, z, nz, node->name, node->name_len, zMsg,
+                          sizeof(zMsg)) ){
+      vtab_error(p, "%s: %s", p->zName, zMsg);
+      return eType==SQLITE_NULL ? SQLITE_CONSTRAINT_NOTNULL : SQLITE_ERROR;
+    }
+    node->columns[i] = z;
+    node->column_len[i] = (uint32_t)nz;
+  }
+  return SQLITE_OK;
+}
+
+/*
 ** Another node already has the name being written. Returns SQLITE_OK if the
 ** conflict is resolved (OR REPLACE removed the other node), else
 ** SQLITE_CONSTRAINT (with OR IGNORE, SQLite then skips the row quietly).
@@ -561,8 +622,13 @@ static int name_conflict(chash_vtab *p, int64_t idOther, const char *zNode){
 /* A write to the column named like the table: INSERT INTO t(t) VALUES
 ** (spec) alone loads the spec. */
 static int pool_write(chash_vtab *p, int bInsert, sqlite3_value **argv){
-  if( !bInsert || sqlite3_value_type(argv[2+COLUMN_NODE])!=SQLITE_NULL
-   || sqlite3_value_type(argv[2+COLUMN_WEIGHT])!=SQLITE_NULL ){
+  int bAlone = bInsert && sqlite3_value_type(argv[2+COLUMN_NODE])==SQLITE_NULL
+            && sqlite3_value_type(argv[2+COLUMN_WEIGHT])==SQLITE_NULL;
+  unsigned nColumns = ring_columns(&store_info_of(p->store)->config);
+  for(unsigned i=0; bAlone && i<nColumns; i++){
+    bAlone = sqlite3_value_type(argv[2+COLUMN_EXTRA+i])==SQLITE_NULL;
+  }
+  if( !bAlone ){
     vtab_error(p, "%s: column %s takes a ring spec, written alone: INSERT "
                "INTO %s(%s) VALUES (spec)", p->zName, p->zName, p->zName,
                p->zName);
@@ -579,7 +645,8 @@ static int pool_write(chash_vtab *p, int bInsert, sqlite3_value **argv){
 /*
 ** xUpdate: argc==1 is DELETE of rowid argv[0]; argv[0] NULL is INSERT;
 ** otherwise UPDATE of rowid argv[0]. argv[2..6] are node, weight, points,
-** share and the hidden column named like the table.
+** share and the hidden column named like the table, then the algorithm's
+** columns.
 */
 static int update_row(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                       sqlite3_int64 *pRowid){
@@ -607,10 +674,18 @@ static int update_row(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   const char *zNode;
   int nNode;
   double w;
+  ring_input node;
+  memset(&node, 0, sizeof(node));
   rc = readonly_arg(p, argv[2+COLUMN_POINTS], "points");
   if( rc==SQLITE_OK ) rc = readonly_arg(p, argv[2+COLUMN_SHARE], "share");
   if( rc==SQLITE_OK ) rc = node_arg(p, argv[2+COLUMN_NODE], &zNode, &nNode);
   if( rc==SQLITE_OK ) rc = weight_arg(p, argv[2+COLUMN_WEIGHT], bInsert, &w);
+  if( rc==SQLITE_OK ){
+    node.name = zNode;
+    node.name_len = (uint32_t)nNode;
+    node.weight = w;
+    rc = columns_arg(p, argv, &node);
+  }
   if( rc!=SQLITE_OK ) return rc;
 
   int64_t idOther;
@@ -621,14 +696,15 @@ static int update_row(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
 
   if( bInsert ){
     if( bExists && sqlite3_vtab_on_conflict(p->t.db)==SQLITE_REPLACE ){
-      /* INSERT OR REPLACE of an existing node: it takes the new weight. */
-      rc = store_change(p->store, idOther, zNode, nNode, w);
+      /* INSERT OR REPLACE of an existing node: it takes the new weight and
+      ** column values. */
+      rc = store_change(p->store, idOther, &node);
       *pRowid = idOther;
     }else if( bExists ){
       return name_conflict(p, idOther, zNode);
     }else{
       int64_t id = 0;
-      rc = store_add(p->store, zNode, nNode, w, &id);
+      rc = store_add(p->store, &node, &id);
       *pRowid = id;
     }
   }else{
@@ -637,7 +713,7 @@ static int update_row(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
       rc = name_conflict(p, idOther, zNode);
       if( rc!=SQLITE_OK ) return rc;
     }
-    rc = store_change(p->store, id, zNode, nNode, w);
+    rc = store_change(p->store, id, &node);
   }
   return rc==SQLITE_OK ? rc : store_error(p, rc);
 }

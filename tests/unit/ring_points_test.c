@@ -235,8 +235,14 @@ static void check_other_bases(void){
   ring_config_default(&c1);
   ring_config_default(&c2);
   c2.seed = 7;
-  ring_input a[] = { {"a", 1, 1.0, 1}, {"b", 1, 2.0, 2}, {"c", 1, 1.0, 3} };
-  ring_input b[] = { {"x", 1, 1.0, 4}, {"b", 1, 2.0, 2}, {"a", 1, 1.0, 1} };
+  ring_input a[] = {
+    {.name = "a", .name_len = 1, .weight = 1.0, .id = 1},
+    {.name = "b", .name_len = 1, .weight = 2.0, .id = 2},
+    {.name = "c", .name_len = 1, .weight = 1.0, .id = 3} };
+  ring_input b[] = {
+    {.name = "x", .name_len = 1, .weight = 1.0, .id = 4},
+    {.name = "b", .name_len = 1, .weight = 2.0, .id = 2},
+    {.name = "a", .name_len = 1, .weight = 1.0, .id = 1} };
   char zErr[200];
   ring *base = NULL, *full = NULL, *inc = NULL, *other = NULL;
   ring_build(&c2, a, 3, &base, zErr, sizeof(zErr));

@@ -351,7 +351,8 @@ static void test_labels(void){
   unit_set_option(&cfg, "label", "%s:%d");
   unit_set_option(&cfg, "first", "0");
   cfg.vnodes = 2;
-  ring_input in[] = { {"B", 1, 1.0, 1}, {"A", 1, 1.0, 2} };
+  ring_input in[] = { {.name = "B", .name_len = 1, .weight = 1.0, .id = 1},
+                      {.name = "A", .name_len = 1, .weight = 1.0, .id = 2} };
   ring *r = NULL;
   CHECK( ring_build(&cfg, in, 2, &r, zErr, sizeof(zErr))==RING_OK );
   if( r ){
@@ -360,7 +361,8 @@ static void test_labels(void){
     CHECK( r->positions[3]==0x57e1e221u && strcmp(r->nodes[r->owners[3]].name, "A")==0 );
   }
   ring_release(r);
-  ring_input gc[] = { {"http://10.0.0.1:8080", 20, 1.0, 1} };
+  ring_input gc[] = { {.name = "http://10.0.0.1:8080", .name_len = 20,
+                       .weight = 1.0, .id = 1} };
   ring_config_default(&cfg);
   options_set_algorithm(&cfg, ring_algorithm_from_name("groupcache"));
   CHECK( options_check(&cfg, OPTION_ALGORITHM, zErr, sizeof(zErr))==0 );
@@ -624,7 +626,8 @@ static void test_build(void){
   CHECK( build(&cfg, azEmpty, 2, zErr, sizeof(zErr))==NULL );
   CHECK( has(zErr, "empty") );
 
-  ring_input aIn[2] = {{"a", 1, 1.0, 0}, {"b", 1, 0.0, 0}};
+  ring_input aIn[2] = {{.name = "a", .name_len = 1, .weight = 1.0},
+                       {.name = "b", .name_len = 1, .weight = 0.0}};
   r = NULL;
   CHECK( ring_build(&cfg, aIn, 2, &r, zErr, sizeof(zErr))==RING_INVALID && r==NULL );
   CHECK( has(zErr, "weight of node 'b'") );
@@ -657,7 +660,8 @@ static void test_nomem(void){
   ring_config cfg;
   ring_config_default(&cfg);
   char zErr[200];
-  ring_input aIn[2] = {{"a", 1, 1.0, 0}, {"b", 1, 2.0, 0}};
+  ring_input aIn[2] = {{.name = "a", .name_len = 1, .weight = 1.0},
+                       {.name = "b", .name_len = 1, .weight = 2.0}};
   ring_set_allocator(test_malloc, test_free);
   int nFailures = 0;
   for(int n=0; ; n++){
@@ -973,6 +977,115 @@ static void test_spec(void){
   CHECK( p.kind==RING_SPEC_DEFAULT && p.when==RING_SPEC_CURRENT );
 }
 
+/* Columns (algo.h): an algorithm of one point per node that declares a
+** required column and one with a default, and takes only digits in the
+** first. */
+static const char *digits_only(const ring_config *cfg, unsigned i,
+                               const char *z, size_t n, char *zErr,
+                               size_t nErr){
+  (void)cfg;
+  if( i!=0 ) return NULL;
+  for(size_t k=0; k<n; k++){
+    if( z[k]<'0' || z[k]>'9' ){
+      snprintf(zErr, nErr, "'%.*s' is not a number", (int)n, z);
+      return zErr;
+    }
+  }
+  return NULL;
+}
+
+static int one_point_build(ring *r, const ring *prev, char *zErr,
+                           size_t nErr){
+  (void)prev; (void)zErr; (void)nErr;
+  ring_point *a = ring_alloc(sizeof(ring_point) * (r->n_nodes+1));
+  if( a==NULL ) return RING_NOMEM;
+  for(uint32_t i=0; i<r->n_nodes; i++){
+    a[i].pos = strtoull(r->nodes[i].columns[0], NULL, 10);
+    a[i].node = i;
+  }
+  ring_points_rule rule = { RING_LOOKUP_SUCCESSOR, RING_TIES_NAME, 0 };
+  int rc = ring_points_place(r, a, r->n_nodes, &rule);
+  ring_dealloc(a);
+  return rc;
+}
+
+static const ring_column test_columns_list[] = {
+  { .name = "pos", .required = 1, .about = "the node's position" },
+  { .name = "zone", .default_text = "z1", .about = "its zone" },
+  { .name = NULL }
+};
+
+static const ring_algo test_columns_algo = {
+  .name = "test_columns",
+  .default_hash = HASH_CRC32,
+  .units = RING_UNITS_POINTS,
+  .unit_name = "points",
+  .columns = test_columns_list,
+  .check_column = digits_only,
+  .build = one_point_build,
+};
+
+static void test_columns(void){
+  ring_config cfg;
+  char zErr[300], zList[40];
+  ring_config_default(&cfg);
+  CHECK( ring_columns(&cfg)==0 );
+  CHECK( strcmp(ring_column_list(&cfg, zList, sizeof(zList)), "none")==0 );
+  cfg.algo = &test_columns_algo;
+  CHECK( ring_columns(&cfg)==2 );
+  CHECK( ring_column_find(&cfg, "ZONE")==1 && ring_column_find(&cfg, "x")==-1 );
+  CHECK( strcmp(ring_column_list(&cfg, zList, sizeof(zList)), "pos, zone")==0 );
+  ring_input in[2];
+  memset(in, 0, sizeof(in));
+  in[0].name = "b"; in[0].name_len = 1; in[0].weight = 1.0;
+  in[0].columns[0] = "100xyz"; in[0].column_len[0] = 3;   /* "100" */
+  in[1].name = "a"; in[1].name_len = 1; in[1].weight = 1.0;
+  in[1].columns[0] = "7"; in[1].column_len[0] = 1;
+  in[1].columns[1] = "east"; in[1].column_len[1] = 4;
+  ring *r = NULL;
+  CHECK( ring_build(&cfg, in, 2, &r, zErr, sizeof(zErr))==RING_OK );
+  if( r ){
+    /* Sorted by name: a, then b, each value its own NUL-terminated copy,
+    ** b's zone the default. */
+    CHECK( strcmp(r->nodes[0].columns[0], "7")==0 );
+    CHECK( strcmp(r->nodes[0].columns[1], "east")==0 );
+    CHECK( strcmp(r->nodes[1].columns[0], "100")==0 );
+    CHECK( r->nodes[1].column_len[0]==3 );
+    CHECK( strcmp(r->nodes[1].columns[1], "z1")==0 );
+    CHECK( r->nodes[0].columns[2]==NULL );
+    CHECK( ring_lookup(r, 8)==1 && ring_lookup(r, 101)==0 );
+  }
+  ring_release(r);
+  in[0].columns[0] = NULL;
+  CHECK( ring_build(&cfg, in, 2, &r, zErr, sizeof(zErr))==RING_INVALID );
+  CHECK( has(zErr, "node 'b': pos is required (algorithm test_columns): "
+                   "the node's position") );
+  in[0].columns[0] = "1x"; in[0].column_len[0] = 2;
+  CHECK( ring_build(&cfg, in, 2, &r, zErr, sizeof(zErr))==RING_INVALID );
+  CHECK( has(zErr, "node 'b': pos: '1x' is not a number") );
+  in[0].columns[0] = "1\0"; in[0].column_len[0] = 2;
+  CHECK( ring_build(&cfg, in, 2, &r, zErr, sizeof(zErr))==RING_INVALID );
+  CHECK( has(zErr, "node 'b': pos contains a NUL byte") );
+  in[0].columns[0] = "1"; in[0].column_len[0] = 1;
+  in[0].columns[1] = "\xff"; in[0].column_len[1] = 1;
+  CHECK( ring_build(&cfg, in, 2, &r, zErr, sizeof(zErr))==RING_INVALID );
+  CHECK( has(zErr, "node 'b': zone is not valid UTF-8") );
+  /* Every allocation failure is RING_NOMEM and leaks nothing. */
+  in[0].columns[1] = NULL;
+  ring_set_allocator(test_malloc, test_free);
+  for(int k=0; ; k++){
+    r = NULL;
+    nUntilFail = k;
+    int rc = ring_build(&cfg, in, 2, &r, zErr, sizeof(zErr));
+    nUntilFail = -1;
+    ring_release(r);
+    if( rc==RING_OK ) break;
+    CHECK( rc==RING_NOMEM && nLive==0 );
+  }
+  CHECK( nLive==0 );
+  ring_set_allocator(malloc, free);
+}
+
 int main(void){
   test_spec();
   test_hash();
@@ -991,5 +1104,6 @@ int main(void){
   test_options();
   test_split();
   test_algorithms();
+  test_columns();
   return unit_summary();
 }
