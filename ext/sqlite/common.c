@@ -119,34 +119,18 @@ int value_positions(sqlite3_value *v, const ring_keys *kOld,
   return value_position(v, kNew, pNew);
 }
 
-int value_owner(sqlite3_value *v, const ring *r, uint32_t *pOwner){
-  if( r->config.algo->key_lookup ){
-    char zInt[24];
-    const void *p;
-    size_t n;
-    if( !key_bytes_inline(v, zInt, &p, &n) ) return 0;
-    *pOwner = ring_locate_key(r, p, n);
-    return 1;
-  }
-  uint64_t pos;
-  if( !value_position(v, &r->keys, &pos) ) return 0;
-  *pOwner = ring_lookup(r, pos);
+int value_owner_by_bytes(sqlite3_value *v, const ring *r, uint32_t *pOwner){
+  char zInt[24];
+  const void *p;
+  size_t n;
+  if( !key_bytes_inline(v, zInt, &p, &n) ) return 0;
+  *pOwner = ring_locate_key(r, p, n);
   return 1;
 }
 
-int value_owners(sqlite3_value *v, const ring *rOld, const ring *rNew,
-                 uint32_t *pOld, uint32_t *pNew){
-  if( rOld->config.algo->key_lookup || rNew->config.algo->key_lookup ){
-    /* Owners found from the key's bytes, not from one position. */
-    return value_owner(v, rOld, pOld) && value_owner(v, rNew, pNew);
-  }
-  uint64_t posOld, posNew;
-  if( !value_positions(v, &rOld->keys, &rNew->keys, &posOld, &posNew) ){
-    return 0;
-  }
-  *pOld = ring_lookup(rOld, posOld);
-  *pNew = ring_lookup(rNew, posNew);
-  return 1;
+int value_owners_by_bytes(sqlite3_value *v, const ring *rOld,
+                          const ring *rNew, uint32_t *pOld, uint32_t *pNew){
+  return value_owner(v, rOld, pOld) && value_owner(v, rNew, pNew);
 }
 
 void chash_result_error(sqlite3_context *ctx, const char *zMsg){
