@@ -233,6 +233,24 @@ SELECT node, share FROM pa
 """ % (len(moved), str(grown).replace("'", '"'), str(grown).replace("'", '"'),
        len(moved), str(grown).replace("'", '"'), len(moved),
        '\n'.join('%s\t0.333' % s for s in ADDRESSES)))
+    oom_servers = ['10.0.0.1:11211', 'cache-é:1', '/run/m.sock']
+    spec = '{"algorithm":"pymemcache","nodes":%s}' % str(oom_servers).replace("'", '"')
+    out.append("""
+# Every allocation failing in turn (the runner's oom records): a ring built
+# from an inline spec, a key placed and ranked, or an out-of-memory error.
+oom
+query T
+SELECT ch_locate('k€y', '%s')
+----
+%s
+
+oom
+query T
+SELECT group_concat(node, ' ') FROM ch_replicas('k€y', 3, '%s')
+----
+%s
+""" % (spec, shown(m.owner(oom_servers, 'k€y')), spec,
+       shown(' '.join(m.ranked(oom_servers, 'k€y')))))
     return ''.join(out)
 
 
