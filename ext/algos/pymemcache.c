@@ -175,15 +175,6 @@ static int pymemcache_check_options(ring_config *cfg, unsigned set,
   return 0;
 }
 
-static const char *pymemcache_check_weight(const ring_config *cfg, double w){
-  (void)cfg;
-  if( w!=1.0 ){
-    return "algorithm pymemcache has no weights (pymemcache's "
-           "RendezvousHash has none): every node's weight must be 1";
-  }
-  return NULL;
-}
-
 const ring_algo algo_pymemcache = {
   .name = "pymemcache",
   .default_hash = HASH_MURMUR3_32,
@@ -193,7 +184,8 @@ const ring_algo algo_pymemcache = {
   .no_diff = "a key's owner is the server that scores highest for it, not "
              "a range of positions",
   .check_options = pymemcache_check_options,
-  .check_weight = pymemcache_check_weight,
+  .no_weights = "algorithm pymemcache has no weights (pymemcache's "
+                "RendezvousHash has none): every node's weight must be 1",
   .build = pymemcache_build,
   .key_rule = pymemcache_key_rule,
   .key_lookup = pymemcache_key_lookup,
