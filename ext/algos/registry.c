@@ -21,7 +21,8 @@
   X(redis_cluster)    \
   X(guava)            \
   X(kafka)            \
-  X(dalli)
+  X(dalli)            \
+  X(pymemcache)
 
 #define ALGO_DECLARE(name) extern const ring_algo algo_##name;
 #define ALGO_ENTRY(name) &algo_##name,

@@ -30,7 +30,8 @@
 **   RING_UNITS_BUCKETS  r->unit_owners[b] for b < r->n_units, and a
 **                       unit_of that picks the bucket of a position.
 **   RING_UNITS_NONE     no units: the descriptor's lookup (and score, for
-**                       ch_replicas) place keys.
+**                       ch_replicas) place keys, or its key_lookup (and
+**                       key_score), which see the key's bytes.
 **
 ** State an algorithm needs beyond that (per-node hashes, say) goes in
 ** r->state: one block from ring_alloc, freed with the ring. Every hook
@@ -199,6 +200,19 @@ struct ring_algo {
   /* NONE: node n's score for position pos; ch_replicas ranks nodes by it,
   ** highest first, ties to the lower index. */
   double (*score)(const ring *r, uint32_t n, uint64_t pos);
+
+  /*
+  ** NONE, for algorithms whose owner depends on the key's bytes and not
+  ** on one position of the key (pymemcache scores each node by a hash of
+  ** "<node>-<key>"): the owner of the key whose bytes, as the caller has
+  ** them, are p[0..n) (the hook applies the key rule, with
+  ** ring_keys_read), and node n's score for it. When key_lookup is set,
+  ** ch_locate, ch_moved, ch_tally and ch_flows place keys with it, and
+  ** ch_replicas ranks nodes by key_score, in place of lookup and score.
+  ** Neither may allocate.
+  */
+  uint32_t (*key_lookup)(const ring *r, const void *p, size_t n);
+  double (*key_score)(const ring *r, uint32_t n, const void *p, size_t nKey);
 
   /*
   ** Checked when a transaction that changed a ring table commits (and by

@@ -259,18 +259,34 @@ static int scored_node_compare(const void *pa, const void *pb){
   return (a->node>b->node) - (a->node<b->node);
 }
 
+/* Score every node of w's ring for the key at pos, or of nKey bytes at
+** pKey (pKey not NULL: the algorithm's key_score), and rank them. */
+static int replica_walk_score(replica_walk *w, uint64_t pos,
+                              const void *pKey, size_t nKey){
+  const ring *r = w->r;
+  w->aScored = ring_alloc(sizeof(scored_node) * r->n_nodes);
+  if( w->aScored==NULL ) return RING_NOMEM;
+  for(uint32_t n=0; n<r->n_nodes; n++){
+    w->aScored[n].score = pKey ? r->config.algo->key_score(r, n, pKey, nKey)
+                               : r->config.algo->score(r, n, pos);
+    w->aScored[n].node = n;
+  }
+  qsort(w->aScored, r->n_nodes, sizeof(scored_node), scored_node_compare);
+  return RING_OK;
+}
+
+int replica_walk_start_key(replica_walk *w, const ring *r, const void *pKey,
+                           size_t nKey){
+  memset(w, 0, sizeof(*w));
+  w->r = r;
+  return replica_walk_score(w, 0, pKey ? pKey : "", nKey);
+}
+
 int replica_walk_start(replica_walk *w, const ring *r, uint64_t pos){
   memset(w, 0, sizeof(*w));
   w->r = r;
   if( r->config.algo->units==RING_UNITS_NONE ){
-    w->aScored = ring_alloc(sizeof(scored_node) * r->n_nodes);
-    if( w->aScored==NULL ) return RING_NOMEM;
-    for(uint32_t n=0; n<r->n_nodes; n++){
-      w->aScored[n].score = r->config.algo->score(r, n, pos);
-      w->aScored[n].node = n;
-    }
-    qsort(w->aScored, r->n_nodes, sizeof(scored_node), scored_node_compare);
-    return RING_OK;
+    return replica_walk_score(w, pos, NULL, 0);
   }
   size_t nSeen = sizeof(uint64_t) * (r->n_nodes/64 + 1);
   w->aSeen = ring_alloc(nSeen);

@@ -219,6 +219,11 @@ typedef struct replica_walk {
 ** RING_NOMEM (then replica_walk_free is still to be called). */
 int replica_walk_start(replica_walk *w, const ring *r, uint64_t pos);
 
+/* The same for the key of nKey bytes at pKey on a ring whose algorithm
+** has key_score (algo.h). */
+int replica_walk_start_key(replica_walk *w, const ring *r, const void *pKey,
+                           size_t nKey);
+
 /* The index in r->nodes of the next node of the list, or -1 at its end. */
 int64_t replica_walk_next(replica_walk *w);
 

@@ -45,6 +45,7 @@ static const char *const hash_names_by_id[HASH_COUNT] = {
   [HASH_MURMUR2_KAFKAJS_LEGACY] = "murmur2_kafkajs_legacy",
   [HASH_IDENTITY] = "identity",
   [HASH_MURMUR3_CASSANDRA] = "murmur3_cassandra",
+  [HASH_MURMUR3_32] = "murmur3_32",
 };
 
 int hash_from_name(const char *zName){
@@ -196,6 +197,7 @@ uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData){
       return keyhash_identity(p, nData, &ok);
     }
     case HASH_MURMUR3_CASSANDRA: return keyhash_murmur3_cassandra(p, nData);
+    case HASH_MURMUR3_32:    return keyhash_murmur3_32(p, nData);
     case HASH_XXH3:
     default:                 return XXH3_64bits_withSeed(pData, nData, seed);
   }

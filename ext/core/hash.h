@@ -7,7 +7,7 @@
 ** others are the key hashes of twemproxy and libmemcached, bit for bit,
 ** and the hashes of rings people write themselves (md5be): 32-bit values
 ** (15-bit for crc32), no seed; crc16 is Redis Cluster's 16-bit CRC. The
-** client libraries' hashes (murmur3_128, murmur2_kafka,
+** client libraries' hashes (murmur3_128, murmur3_32, murmur2_kafka,
 ** murmur2_kafkajs_legacy) take no seed either, and identity places only
 ** integer keys: an INTEGER key's decimal text is read back as the
 ** integer, any other key has no position (hash_identity_ok).
@@ -48,6 +48,7 @@ typedef enum hash_id {
                            ** (hash_identity_ok says which keys are) */
   HASH_MURMUR3_CASSANDRA,  /* Cassandra's Murmur3Partitioner token, 64-bit,
                            ** no seed (keyhash.h) */
+  HASH_MURMUR3_32,         /* MurmurHash3 x86_32, seed 0 (pymemcache's) */
   HASH_COUNT
 } hash_id;
 

@@ -31,6 +31,7 @@ static const keyhash_def *const stream_keyhash[HASH_COUNT] = {
   [HASH_CRC16] = &keyhash_crc16_def,
   [HASH_MURMUR3_128] = &keyhash_murmur3_128_def,
   [HASH_MURMUR3_CASSANDRA] = &keyhash_murmur3_cassandra_def,
+  [HASH_MURMUR3_32] = &keyhash_murmur3_32_def,
   [HASH_MURMUR2_KAFKA] = &keyhash_murmur2_kafka_def,
   [HASH_MURMUR2_KAFKAJS_LEGACY] = &keyhash_murmur2_kafkajs_legacy_def,
   [HASH_IDENTITY] = &keyhash_identity_def,

@@ -1,7 +1,7 @@
 /*
 ** keyhash.c: twemproxy's, libmemcached's and HAProxy's key hashes, and
-** those of Kafka's, kafkajs' and Guava's partitioners and Cassandra's
-** token (see keyhash.h).
+** those of Kafka's, kafkajs' and Guava's partitioners, Cassandra's
+** token and pymemcache's MurmurHash3 x86_32 (see keyhash.h).
 **
 ** The 32-bit hashes compute mod 2^32, the 64-bit ones (FNV-64, MurmurHash3
 ** x64-128 and its Cassandra token, identity) mod 2^64. sx(b) is what those C programs get when a
@@ -412,6 +412,68 @@ static inline void crc16_add(keyhash_state *s, const unsigned char *p,
   s->v[0] = crc;
 }
 
+/*
+** MurmurHash3 x86_32 with seed 0 (Austin Appleby's MurmurHash3_x86_32):
+** the hash of pymemcache's rendezvous scores. State: h in v[0], the
+** length in w[0]; blocks of 4 bytes. keyhash_murmur3_32_blocks and
+** keyhash_murmur3_32_end are the same steps on a bare h, for callers that
+** keep h after a prefix and continue it with each key.
+*/
+#define M3_32_C1 0xcc9e2d51u
+#define M3_32_C2 0x1b873593u
+
+static uint32_t rotl32(uint32_t x, unsigned r){
+  return (x<<r) | (x>>(32-r));
+}
+
+static uint32_t murmur3_32_mix(uint32_t k){
+  k *= M3_32_C1;
+  k = rotl32(k, 15);
+  return k * M3_32_C2;
+}
+
+uint32_t keyhash_murmur3_32_blocks(uint32_t h, const unsigned char *p,
+                                   size_t n){
+  for(; n>=4; p+=4, n-=4){
+    h ^= murmur3_32_mix(le32(p));
+    h = rotl32(h, 13);
+    h = h*5 + 0xe6546b64u;
+  }
+  return h;
+}
+
+uint32_t keyhash_murmur3_32_end(uint32_t h, const unsigned char *p,
+                                size_t n, uint64_t nTotal){
+  uint32_t k = 0;
+  switch( n ){
+    case 3: k ^= (uint32_t)p[2]<<16; /* fall through */
+    case 2: k ^= (uint32_t)p[1]<<8;  /* fall through */
+    case 1: k ^= p[0]; h ^= murmur3_32_mix(k);
+  }
+  h ^= (uint32_t)nTotal;
+  h ^= h>>16;
+  h *= 0x85ebca6bu;
+  h ^= h>>13;
+  h *= 0xc2b2ae35u;
+  h ^= h>>16;
+  return h;
+}
+
+static void murmur3_32_start(keyhash_state *s, uint64_t n){
+  s->v[0] = 0;
+  s->w[0] = n;
+}
+
+static inline void murmur3_32_add(keyhash_state *s, const unsigned char *p,
+                                  size_t n){
+  s->v[0] = keyhash_murmur3_32_blocks(s->v[0], p, n);
+}
+
+static uint32_t murmur3_32_end(keyhash_state *s, const unsigned char *p,
+                               size_t n){
+  return keyhash_murmur3_32_end(s->v[0], p, n, s->w[0]);
+}
+
 /* ------------------------------------------------------ 64-bit hashes
 ** Their end64 gives the whole 64-bit value. */
 
@@ -601,6 +663,7 @@ KEYHASH(wt6, 1, 0, wt6_start, wt6_add, wt6_end)
 KEYHASH(crc16, 1, 0, zero_start, crc16_add, v0_end)
 KEYHASH(murmur2_kafka, 4, 0, murmur2_kafka_start, murmur_add, murmur_end)
 KEYHASH(murmur2_kafkajs_legacy, 4, 0, legacy_start, legacy_add, legacy_end)
+KEYHASH(murmur3_32, 4, 0, murmur3_32_start, murmur3_32_add, murmur3_32_end)
 
 /* The stream definitions of the 64-bit hashes, whose end is end64. */
 #define KEYHASH64(NAME, BLOCK, START, ADD, END64)                          \

@@ -1,7 +1,7 @@
 /*
 ** keyhash.h: the small key hashes of twemproxy, libmemcached and HAProxy,
 ** Redis Cluster's CRC-16, and the key hashes of Kafka's, kafkajs' and
-** Guava's partitioners, written from their definitions. Each
+** Guava's partitioners and pymemcache's, written from their definitions. Each
 ** maps bytes to a uint32_t exactly as those routers do on x86-64,
 ** including the sign extension of bytes >= 0x80 where they read a signed
 ** char.
@@ -40,7 +40,7 @@ extern const keyhash_def keyhash_fnv1a_64_def, keyhash_fnv1_64_def,
   keyhash_sdbm_def, keyhash_djb2_def, keyhash_wt6_def, keyhash_crc16_def,
   keyhash_murmur2_kafka_def, keyhash_murmur2_kafkajs_legacy_def,
   keyhash_murmur3_128_def, keyhash_murmur3_cassandra_def,
-  keyhash_identity_def;
+  keyhash_murmur3_32_def, keyhash_identity_def;
 
 uint32_t keyhash_fnv1a_64(const unsigned char *p, size_t n);
 uint32_t keyhash_fnv1_64(const unsigned char *p, size_t n);
@@ -69,6 +69,16 @@ uint32_t keyhash_crc16(const unsigned char *p, size_t n);
 uint32_t keyhash_murmur2_kafka(const unsigned char *p, size_t n);
 uint32_t keyhash_murmur2_kafkajs_legacy(const unsigned char *p, size_t n);
 uint64_t keyhash_murmur3_128_low(const unsigned char *p, size_t n);
+
+/* MurmurHash3 x86_32 with seed 0 (Appleby's reference, pymemcache's
+** murmur3_32); and its two steps on a bare state h (0 at the start):
+** _blocks runs the whole 4-byte blocks of p[0..n) (n a multiple of 4),
+** _end the last n < 4 bytes and the finish, for a key of nTotal bytes. */
+uint32_t keyhash_murmur3_32(const unsigned char *p, size_t n);
+uint32_t keyhash_murmur3_32_blocks(uint32_t h, const unsigned char *p,
+                                   size_t n);
+uint32_t keyhash_murmur3_32_end(uint32_t h, const unsigned char *p,
+                                size_t n, uint64_t nTotal);
 
 /* Cassandra's Murmur3Partitioner token, as the two's complement bits of
 ** the signed 64-bit token: h1 of MurmurHash3 x64 128 with seed 0, tail

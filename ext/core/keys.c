@@ -95,12 +95,14 @@ static void rewrite_put(key_sink *s, const unsigned char *p, size_t n){
   }
 }
 
-/* RING_KEY_UTF16: UTF-8 in, code units out. A sequence may be cut
-** between two pieces: its first bytes wait in `part`. */
+/* RING_KEY_UTF16 and RING_KEY_LOW_BYTE: UTF-8 in, code units (or each
+** code point's low byte) out. A sequence may be cut between two pieces:
+** its first bytes wait in `part`. */
 typedef struct utf16_sink {
   key_sink base;
   key_sink *out;
   int bBig;                /* big-endian units */
+  int bLowByte;            /* one byte per code point, its low 8 bits */
   unsigned char part[4];
   unsigned nPart, nNeed;   /* bytes of the sequence in part, and in all */
   unsigned char buf[CHUNK_BYTES];
@@ -117,6 +119,14 @@ static void utf16_unit(utf16_sink *u, uint32_t c){
 }
 
 static void utf16_code_point(utf16_sink *u, uint32_t c){
+  if( u->bLowByte ){
+    if( u->nBuf+1>sizeof(u->buf) ){
+      u->out->put(u->out, u->buf, u->nBuf);
+      u->nBuf = 0;
+    }
+    u->buf[u->nBuf++] = (unsigned char)c;
+    return;
+  }
   if( c>=0x10000 ){
     c -= 0x10000;
     utf16_unit(u, 0xD800 | (c>>10));
@@ -290,12 +300,14 @@ static void source_read(const ring_keys *k, uint32_t i,
       source_read(k, i-1, pKey, nKey, &w.base);
       break;
     }
-    case RING_KEY_UTF16: {
+    case RING_KEY_UTF16:
+    case RING_KEY_LOW_BYTE: {
       utf16_sink u;
       memset(&u, 0, sizeof(u));
       u.base.put = utf16_put;
       u.out = out;
-      u.bBig = st->n!=0;
+      u.bBig = st->op==RING_KEY_UTF16 && st->n!=0;
+      u.bLowByte = st->op==RING_KEY_LOW_BYTE;
       source_read(k, i-1, pKey, nKey, &u.base);
       utf16_finish(&u);
       break;
@@ -321,6 +333,27 @@ uint64_t ring_keys_hash_steps(const ring_keys *k, const void *p, size_t n){
   hash_stream_start(&s.stream, k->hash, k->seed, m.n);
   source_read(k, k->n_steps, p, n, &s.base);
   return hash_stream_end(&s.stream);
+}
+
+/* Hands the bytes to a caller's function. */
+typedef struct call_sink {
+  key_sink base;
+  void (*put)(void *ctx, const unsigned char *p, size_t n);
+  void *ctx;
+} call_sink;
+
+static void call_put(key_sink *s, const unsigned char *p, size_t n){
+  call_sink *c = (call_sink *)s;
+  c->put(c->ctx, p, n);
+}
+
+void ring_keys_read(const ring_keys *k, const void *p, size_t n,
+                    void (*put)(void *ctx, const unsigned char *piece,
+                                size_t nPiece),
+                    void *ctx){
+  if( k->tag[0] ) p = hash_tag_part(k->tag, p, n, &n);
+  call_sink c = { { call_put }, put, ctx };
+  source_read(k, k->n_steps, p, n, &c.base);
 }
 
 /* --------------------------------------------------------- comparing */
@@ -350,6 +383,7 @@ static void steps_text(const ring_keys *k, char *z, size_t n){
   static const char *const azOp[] = {
     [RING_KEY_PREFIX] = "prefix", [RING_KEY_SHORTEN] = "shorten",
     [RING_KEY_REWRITE] = "rewrite", [RING_KEY_UTF16] = "utf16",
+    [RING_KEY_LOW_BYTE] = "low_byte",
   };
   size_t used = 0;
   z[0] = 0;

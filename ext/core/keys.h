@@ -9,7 +9,8 @@
 **   2. the steps, in order: each rewrites the bytes the one before gave
 **      (a prefix such as a namespace, Dalli's shortening of long keys, a
 **      rewrite of control bytes as PHP's memcache does, UTF-16 code units
-**      as Java strings hold them);
+**      as Java strings hold them, characters masked to a byte as
+**      pymemcache hashes them);
 **   3. the hash (with its seed, for the hashes that take one);
 **   4. the algorithm's finish of the hash value, when it has one
 **      (HAProxy's avalanche, Redis Cluster's slot).
@@ -44,10 +45,14 @@ typedef enum ring_key_op {
                            ** sequence is one, any other byte one */
   RING_KEY_REWRITE,        /* every byte at or below n becomes text[0]
                            ** (PHP memcache: n = ' ', text "_") */
-  RING_KEY_UTF16           /* the UTF-8 key as UTF-16 code units, two
+  RING_KEY_UTF16,          /* the UTF-8 key as UTF-16 code units, two
                            ** bytes each, little-endian (n = 0) or
                            ** big-endian (n = 1); a byte that does not
                            ** start a valid sequence is U+FFFD */
+  RING_KEY_LOW_BYTE        /* each character of the UTF-8 key as one
+                           ** byte, its code point's low 8 bits, as
+                           ** pymemcache hashes a Python string (n = 0);
+                           ** invalid bytes are U+FFFD, as for UTF16 */
 } ring_key_op;
 
 typedef struct ring_key_step {
@@ -84,6 +89,17 @@ int ring_keys_add_step(ring_keys *k, ring_key_op op, uint32_t n,
 /* The hash of the n bytes at p after k's steps (ring_keys_place's step 2
 ** and 3, for a rule with steps). */
 uint64_t ring_keys_hash_steps(const ring_keys *k, const void *p, size_t n);
+
+/*
+** Hand the bytes a key's n bytes at p become under k's hash tag and steps
+** (the bytes ring_keys_place hashes) to put(ctx, piece, nPiece), in
+** pieces, with no allocation: for algorithms that hash the key with
+** something of their own (pymemcache's "<server>-<key>").
+*/
+void ring_keys_read(const ring_keys *k, const void *p, size_t n,
+                    void (*put)(void *ctx, const unsigned char *piece,
+                                size_t nPiece),
+                    void *ctx);
 
 /* The position of a key's n bytes at p under k. Inline: it runs per row. */
 static inline uint64_t ring_keys_place(const ring_keys *k, const void *p,

@@ -508,6 +508,12 @@ uint32_t ring_lookup(const ring *r, uint64_t pos){
   return ring_unit_owner(r, ring_unit_of(r, pos));
 }
 
+uint32_t ring_locate_key(const ring *r, const void *p, size_t n){
+  const ring_algo *a = r->config.algo;
+  if( a->key_lookup ) return a->key_lookup(r, p, n);
+  return ring_lookup(r, ring_keys_place(&r->keys, p, n));
+}
+
 int64_t ring_find_node(const ring *r, const char *z, size_t n){
   uint32_t lo = 0, hi = r->n_nodes;
   while( lo<hi ){

@@ -283,9 +283,14 @@ void ring_release(ring *r);
 
 /*
 ** The index in r->nodes of the node that owns key position pos.
-** The ring must have at least one node.
+** The ring must have at least one node, and its algorithm no key_lookup
+** (algo.h: its keys have no one position).
 */
 uint32_t ring_lookup(const ring *r, uint64_t pos);
+
+/* The same for the key of n bytes at p, for every algorithm: its
+** key_lookup, or ring_lookup of the key's position. */
+uint32_t ring_locate_key(const ring *r, const void *p, size_t n);
 
 /*
 ** Units: the pieces a placement is made of, in order (algo.h): the points

@@ -152,9 +152,9 @@ static void aggregate_ring_clear(aggregate_ring *a){
 
 /* Place key v on r (not empty): the owner's index, or -1 for a NULL key. */
 static int64_t owner_index(const ring *r, sqlite3_value *v){
-  uint64_t pos;
-  if( !value_position(v, &r->keys, &pos) ) return -1;
-  return (int64_t)ring_lookup(r, pos);
+  uint32_t owner;
+  if( !value_owner(v, r, &owner) ) return -1;
+  return (int64_t)owner;
 }
 
 /* --------------------------------------------------------------- ch_tally */
@@ -328,13 +328,11 @@ static void flows_step(sqlite3_context *ctx, int argc, sqlite3_value **argv){
                     : "the new ring is empty (it has no nodes)");
     return;
   }
-  uint64_t posOld, posNew;
-  if( !value_positions(argv[0], &rOld->keys, &rNew->keys, &posOld, &posNew) ){
+  uint32_t src, dst;
+  if( !value_owners(argv[0], rOld, rNew, &src, &dst) ){
     f->bError = 0;                  /* no owner on one ring: not counted */
     return;
   }
-  int64_t src = (int64_t)ring_lookup(rOld, posOld);
-  int64_t dst = (int64_t)ring_lookup(rNew, posNew);
   if( f->aSame[src]!=dst && !flows_add(f, src, dst) ){
     sqlite3_result_error_nomem(ctx);
     return;

@@ -119,6 +119,20 @@ int value_positions(sqlite3_value *v, const ring_keys *kOld,
   return value_position(v, kNew, pNew);
 }
 
+int value_owner_by_bytes(sqlite3_value *v, const ring *r, uint32_t *pOwner){
+  char zInt[24];
+  const void *p;
+  size_t n;
+  if( !key_bytes_inline(v, zInt, &p, &n) ) return 0;
+  *pOwner = ring_locate_key(r, p, n);
+  return 1;
+}
+
+int value_owners_by_bytes(sqlite3_value *v, const ring *rOld,
+                          const ring *rNew, uint32_t *pOld, uint32_t *pNew){
+  return value_owner(v, rOld, pOld) && value_owner(v, rNew, pNew);
+}
+
 void chash_result_error(sqlite3_context *ctx, const char *zMsg){
   if( zMsg ){
     sqlite3_result_error(ctx, zMsg, -1);

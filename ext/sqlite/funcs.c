@@ -34,9 +34,9 @@ static void error_empty(sqlite3_context *ctx, const char *zFunc,
 
 /* The node that owns v on r, or NULL for a NULL key. r is not empty. */
 static const ring_node *owner_of(const ring *r, sqlite3_value *v){
-  uint64_t pos;
-  if( !value_position(v, &r->keys, &pos) ) return NULL;
-  return &r->nodes[ring_lookup(r, pos)];
+  uint32_t owner;
+  if( !value_owner(v, r, &owner) ) return NULL;
+  return &r->nodes[owner];
 }
 
 /* ch_locate(key [, ring]) */
@@ -71,12 +71,12 @@ static void moved_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     }
     return;
   }
-  uint64_t posOld, posNew;
-  if( !value_positions(argv[0], &rOld->keys, &rNew->keys, &posOld, &posNew) ){
+  uint32_t src, dst;
+  if( !value_owners(argv[0], rOld, rNew, &src, &dst) ){
     return;                         /* no owner on one ring or the other */
   }
-  const ring_node *a = &rOld->nodes[ring_lookup(rOld, posOld)];
-  const ring_node *b = &rNew->nodes[ring_lookup(rNew, posNew)];
+  const ring_node *a = &rOld->nodes[src];
+  const ring_node *b = &rNew->nodes[dst];
   int bMoved = a->name_len!=b->name_len
             || memcmp(a->name, b->name, a->name_len)!=0;
   sqlite3_result_int(ctx, bMoved);

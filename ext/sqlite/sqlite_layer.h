@@ -67,6 +67,45 @@ int value_position(sqlite3_value *v, const ring_keys *k, uint64_t *pPos);
 int value_positions(sqlite3_value *v, const ring_keys *kOld,
                     const ring_keys *kNew, uint64_t *pOld, uint64_t *pNew);
 
+/*
+** The index of the node that owns key value v on r (r has nodes): by its
+** position and ring_lookup, or, for an algorithm with key_lookup (algo.h),
+** by its bytes (value_owner_by_bytes). Returns 0 if v is NULL (no
+** owner), else 1. Inline, so that the rows of every other algorithm pay
+** one test for it.
+*/
+int value_owner_by_bytes(sqlite3_value *v, const ring *r, uint32_t *pOwner);
+
+static inline int value_owner(sqlite3_value *v, const ring *r,
+                              uint32_t *pOwner){
+  if( r->config.algo->key_lookup ) return value_owner_by_bytes(v, r, pOwner);
+  uint64_t pos;
+  if( !value_position(v, &r->keys, &pos) ) return 0;
+  *pOwner = ring_lookup(r, pos);
+  return 1;
+}
+
+/* The owners of key value v on an old and a new ring (both with nodes),
+** the key hashed once when their key rules agree. Returns 0 if v has no
+** owner on either (as value_positions), else 1. */
+int value_owners_by_bytes(sqlite3_value *v, const ring *rOld,
+                          const ring *rNew, uint32_t *pOld, uint32_t *pNew);
+
+static inline int value_owners(sqlite3_value *v, const ring *rOld,
+                               const ring *rNew, uint32_t *pOld,
+                               uint32_t *pNew){
+  if( rOld->config.algo->key_lookup || rNew->config.algo->key_lookup ){
+    return value_owners_by_bytes(v, rOld, rNew, pOld, pNew);
+  }
+  uint64_t posOld, posNew;
+  if( !value_positions(v, &rOld->keys, &rNew->keys, &posOld, &posNew) ){
+    return 0;
+  }
+  *pOld = ring_lookup(rOld, posOld);
+  *pNew = ring_lookup(rNew, posNew);
+  return 1;
+}
+
 /* Set zMsg as ctx's error; if it is NULL (building the message ran out of
 ** memory), the error is SQLITE_NOMEM. */
 void chash_result_error(sqlite3_context *ctx, const char *zMsg);

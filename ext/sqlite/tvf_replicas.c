@@ -97,9 +97,18 @@ static int replicas_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
     sqlite3_free(zRing);
     return rc;
   }
-  uint64_t pos;
-  value_position(argv[0], &r->keys, &pos);
-  if( replica_walk_start(&c->walk, r, pos)!=RING_OK ) return SQLITE_NOMEM;
+  if( r->config.algo->key_score ){
+    char zInt[24];
+    const void *pKey;
+    size_t nKey;
+    key_bytes(argv[0], zInt, &pKey, &nKey);
+    rc = replica_walk_start_key(&c->walk, r, pKey, nKey);
+  }else{
+    uint64_t pos;
+    value_position(argv[0], &r->keys, &pos);
+    rc = replica_walk_start(&c->walk, r, pos);
+  }
+  if( rc!=RING_OK ) return SQLITE_NOMEM;
   replicas_settle(c);
   return SQLITE_OK;
 }

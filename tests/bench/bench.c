@@ -251,6 +251,7 @@ static const char *const azRouterAlgo[] = {
   "dubbo",
   "envoy_ring",
   "redis_cluster",
+  "pymemcache",
 };
 #define N_ROUTER_ALGO (int)(sizeof(azRouterAlgo)/sizeof(azRouterAlgo[0]))
 

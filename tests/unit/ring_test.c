@@ -102,6 +102,21 @@ static void test_hash(void){
   CHECK( hash_space_bits(HASH_MURMUR3_CASSANDRA)==64
          && !hash_has_seed(HASH_MURMUR3_CASSANDRA) );
 
+  /* MurmurHash3 x86_32 as pymemcache 3.5.2 computes it
+  ** (pymemcache.client.murmur3.murmur3_32 of the same characters): every
+  ** tail length, a whole block, bytes >= 0x80 ('\xe9\xff\x80'). */
+  static const struct { const char *z; uint32_t h; } aM3[] = {
+    { "", 0 }, { "a", 0x3c2569b2u }, { "ab", 0x9bbfd75fu },
+    { "abc", 0xb3dd93fau }, { "abcd", 0x43ed676au },
+    { "hello", 0x248bfa47u },
+    { "The quick brown fox jumps over the lazy dog", 0x2e4ff723u },
+    { "\xe9\xff\x80", 0x37e8ae68u },
+  };
+  for(size_t i=0; i<sizeof(aM3)/sizeof(aM3[0]); i++){
+    CHECK( hash_bytes(HASH_MURMUR3_32, 9, aM3[i].z, strlen(aM3[i].z))==aM3[i].h );
+  }
+  CHECK( hash_space_bits(HASH_MURMUR3_32)==32 && !hash_has_seed(HASH_MURMUR3_32) );
+
   /* hash_tag_part: the bytes between the first open and the next close. */
   static const struct { const char *key, *part; } aTag[] = {
     { "{user1}.a", "user1" }, { "a{b}{c}", "b" }, { "{{a}}", "{a" },
@@ -203,6 +218,15 @@ static void test_key_steps(void){
     0x61,0, 0xe9,0, 0xac,0x20, 0x3d,0xd8, 0x00,0xde,
     0xfd,0xff, 0xfd,0xff, 0xfd,0xff, 0xfd,0xff, 0x61,0, 0xfd,0xff,
   };
+  /* The same characters' low bytes (pymemcache's ord(c) & 0xff): U+1F600
+  ** is 0x00, each U+FFFD 0xfd. Then 300 "€" (U+20AC, 900 bytes), past a
+  ** chunk: 300 bytes 0xac. */
+  static const unsigned char aLowByte[] = {
+    0x61, 0xe9, 0xac, 0x00, 0xfd, 0xfd, 0xfd, 0xfd, 0x61, 0xfd,
+  };
+  static char aEuro[900], aEuroOut[300];
+  for(int i=0; i<300; i++) memcpy(aEuro+3*i, "\xe2\x82\xac", 3);
+  memset(aEuroOut, 0xac, sizeof(aEuroOut));
   const struct {
     ring_key_op op[2];
     uint32_t n[2];
@@ -225,6 +249,12 @@ static void test_key_steps(void){
     { {RING_KEY_UTF16}, {0}, {""}, zUtf8, sizeof(zUtf8)-1, aUtf16,
       sizeof(aUtf16) },
     { {RING_KEY_UTF16}, {0}, {""}, "", 0, "", 0 },
+    { {RING_KEY_LOW_BYTE}, {0}, {""}, zUtf8, sizeof(zUtf8)-1, aLowByte,
+      sizeof(aLowByte) },
+    { {RING_KEY_LOW_BYTE}, {0}, {""}, aEuro, sizeof(aEuro), aEuroOut,
+      sizeof(aEuroOut) },
+    { {RING_KEY_PREFIX, RING_KEY_LOW_BYTE}, {5, 0}, {"caf\xc3\xa9", ""},
+      "-x", 2, "caf\xe9-x", 6 },
   };
   int nLiveBefore = nLive;
   ring_set_allocator(test_malloc, test_free);
