@@ -76,6 +76,9 @@ typedef struct ring_node {
   uint32_t join;           /* rank in the order the nodes joined: 0, 1, ...
                            ** (r->by_join is the other way round) */
   uint32_t points;         /* points on the ring, or slots in a table */
+  uint32_t made;           /* points rings: the points its algorithm made
+                           ** for it, of which ties took made - points
+                           ** (ring_points_make) */
   double share;            /* exact fraction of the hash space owned */
   /* The values of the algorithm's columns (algo.h), in its order: NUL-
   ** terminated, owned by the ring; a value not given is the column's
