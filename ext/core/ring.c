@@ -441,6 +441,7 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
     r->by_join[node->join] = i;
     node->points = 0;
     node->made = 0;
+    node->intact = 0;
     node->share = 0.0;
     zNames += p->name_len + 1;
     for(unsigned c=0; c<RING_MAX_COLUMNS; c++){

@@ -79,6 +79,8 @@ typedef struct ring_node {
   uint32_t made;           /* points rings: the points its algorithm made
                            ** for it, of which ties took made - points
                            ** (ring_points_make) */
+  uint32_t intact;         /* ... and how many of its first made it kept
+                           ** before the first it lost (made if none) */
   double share;            /* exact fraction of the hash space owned */
   /* The values of the algorithm's columns (algo.h), in its order: NUL-
   ** terminated, owned by the ring; a value not given is the column's

@@ -285,9 +285,11 @@ static void place_order_ties(const ring *r, const ring_points_maker *mk,
 /* Keep the first point of each run of equal positions of a: returns how
 ** many are left. */
 static uint32_t place_drop_ties(ring_point *a, uint32_t n){
-  uint32_t m = 0;
-  for(uint32_t i=0; i<n; i++){
-    if( m>0 && a[m-1].pos==a[i].pos ) continue;
+  if( n==0 ) return 0;
+  uint32_t m = 1;
+  while( m<n && a[m].pos!=a[m-1].pos ) m++;     /* nothing to move yet */
+  for(uint32_t i=m; i<n; i++){
+    if( a[m-1].pos==a[i].pos ) continue;
     a[m++] = a[i];
   }
   return m;
@@ -352,10 +354,13 @@ static int place_table(ring *r, const ring_point *a, uint32_t m,
 /*
 ** The n points of a, sorted and in tie order (their `made` numbering the
 ** order they were made, each below n), made r's placement under mk: ties
-** settled, points numbered, arcs' ends, tokens, the index.
+** settled, points numbered, arcs' ends, tokens, the index. aBase: NULL,
+** or where each node's points start in the `made` numbering (each node's
+** `points` already what it made), so that with no tie settled a point's
+** replica number is made - aBase[node].
 */
 static int place_sorted(ring *r, ring_point *a, uint32_t n,
-                        const ring_points_maker *mk){
+                        const ring_points_maker *mk, const uint32_t *aBase){
   const ring_points_rule *rule = &mk->rule;
   unsigned bits = ring_space_bits(&r->config);
   uint64_t top = bits==64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
@@ -368,12 +373,18 @@ static int place_sorted(ring *r, ring_point *a, uint32_t n,
     return place_table(r, a, m, rule->table, top);
   }
   if( mk->flags & RING_POINTS_NO_REPLICAS ){
+    for(uint32_t k=0; k<r->n_nodes; k++) r->nodes[k].intact = r->nodes[k].made;
     return points_store(r, a, m);
   }
 
-  uint32_t *aReplica = ring_alloc(sizeof(uint32_t) * m);
-  if( aReplica==NULL ) return RING_NOMEM;
-  int rc = place_number(r, a, m, n, aReplica);
+  /* Replica numbers: from aBase when every point stayed, else counted. */
+  uint32_t *aReplica = NULL;
+  int rc = RING_OK;
+  if( m<n || aBase==NULL ){
+    aReplica = ring_alloc(sizeof(uint32_t) * m);
+    if( aReplica==NULL ) return RING_NOMEM;
+    rc = place_number(r, a, m, n, aReplica);
+  }
   r->positions = ring_alloc(sizeof(uint64_t) * m);
   r->owners = ring_alloc(sizeof(uint32_t) * m);
   r->replicas = ring_alloc(sizeof(uint32_t) * m);
@@ -389,25 +400,42 @@ static int place_sorted(ring *r, ring_point *a, uint32_t n,
 
   /* The ends ascend from point 0 on but for at most one that wraps past
   ** top, and so is the lowest (or the highest): the units start at the
-  ** point after the descent. */
+  ** point after the descent. The ends wait in r->tokens, in a's order. */
   uint32_t start = 0;
   if( r->tokens ){
-    uint64_t prev = place_arc_end(a, m, 0, rule->lookup, top);
-    for(uint32_t k=1; k<m; k++){
-      uint64_t e = place_arc_end(a, m, k, rule->lookup, top);
-      if( e<prev ){
-        start = k;
-        break;
-      }
-      prev = e;
+    for(uint32_t k=0; k<m; k++){
+      r->tokens[k] = place_arc_end(a, m, k, rule->lookup, top);
+      if( start==0 && k>0 && r->tokens[k]<r->tokens[k-1] ) start = k;
+    }
+    for(uint32_t j=0; j<m; j++){
+      uint32_t k = start+j<m ? start+j : start+j-m;
+      r->positions[j] = r->tokens[k];
+      r->owners[j] = a[k].node;
+    }
+    for(uint32_t j=0; j<m; j++){
+      r->tokens[j] = a[start+j<m ? start+j : start+j-m].pos;
+    }
+  }else{
+    for(uint32_t j=0; j<m; j++){           /* the successor rule: no ends */
+      r->positions[j] = a[j].pos;
+      r->owners[j] = a[j].node;
     }
   }
   for(uint32_t j=0; j<m; j++){
     uint32_t k = start+j<m ? start+j : start+j-m;
-    r->positions[j] = place_arc_end(a, m, k, rule->lookup, top);
-    if( r->tokens ) r->tokens[j] = a[k].pos;
-    r->owners[j] = a[k].node;
-    r->replicas[j] = aReplica[k];
+    r->replicas[j] = aReplica ? aReplica[k] : a[k].made - aBase[a[k].node];
+  }
+  /* A node's points before the first it lost keep their numbers: the
+  ** first point numbered otherwise than made marks the loss. */
+  for(uint32_t k=0; k<r->n_nodes; k++){
+    r->nodes[k].intact = aBase ? r->nodes[k].points : 0;
+  }
+  for(uint32_t k=0; aBase && k<m; k++){
+    ring_node *node = &r->nodes[a[k].node];
+    uint32_t replica = aReplica ? aReplica[k] : a[k].made - aBase[a[k].node];
+    if( replica!=a[k].made - aBase[a[k].node] && replica<node->intact ){
+      node->intact = replica;
+    }
   }
   ring_dealloc(aReplica);
   r->n_points = m;
@@ -421,7 +449,7 @@ int ring_points_place(ring *r, ring_point *a, uint32_t n,
   int rc = sort_points(a, n);
   if( rc!=RING_OK ) return rc;
   place_order_ties(r, &mk, a, n);
-  return place_sorted(r, a, n, &mk);
+  return place_sorted(r, a, n, &mk, NULL);
 }
 
 /* ------------------------------------------------- ring_points_make */
@@ -455,10 +483,10 @@ static uint32_t make_match(const ring *r, const ring *prev,
     while( j<r->n_nodes && (c = node_compare(&r->nodes[j], old))<0 ) j++;
     if( j>=r->n_nodes || c!=0 ) continue;
     const ring_node *node = &r->nodes[j];
-    /* A node that lost a point to a tie there may win it here: made again. */
-    if( old->points!=old->made ) continue;
     if( (mk->flags & RING_POINTS_BY_JOIN) && old->join!=node->join ) continue;
-    uint32_t k = old->made<node->made ? old->made : node->made;
+    /* Points after the first it lost to a tie there may be numbered
+    ** otherwise here, and the lost one may win: made again. */
+    uint32_t k = old->intact<node->made ? old->intact : node->made;
     if( (mk->flags & RING_POINTS_NO_REPLICAS) && old->made!=node->made ) k = 0;
     if( k==0 ) continue;
     aFrom[o] = j;
@@ -558,7 +586,7 @@ int ring_points_make(ring *r, const ring *prev, const ring_points_maker *mk){
     /* the rest of aOld is in place already */
   }
   place_order_ties(r, mk, a, (uint32_t)total);
-  rc = place_sorted(r, a, (uint32_t)total, mk);
+  rc = place_sorted(r, a, (uint32_t)total, mk, aBase);
 
 done:
   if( aNew!=a ) ring_dealloc(aNew);
