@@ -240,6 +240,11 @@ extern const ring_algo *const ring_algos[];
 void *ring_alloc(size_t n);
 void ring_dealloc(void *p);
 
+/* The same for an array every lookup reads (positions, owners, the
+** index): one of several megabytes is asked to be backed by huge pages,
+** so that a lookup in a big ring does not also miss the TLB. */
+void *ring_alloc_lookup(size_t n);
+
 /* ---------------------------------------------------------- points */
 
 /* A point while a ring is built. */

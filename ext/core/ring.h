@@ -102,6 +102,10 @@ typedef struct ring {
   uint32_t *index;         /*   first point of each bucket of positions */
   unsigned index_shift;    /*   a position's bucket: pos >> index_shift, */
   uint32_t index_last;     /*   at most index_last (ring_index.c) */
+  uint32_t *owner_table;   /*   big rings: the owner of each of many finer
+                           **   buckets, or where to look (ring_index.c) */
+  unsigned owner_shift;    /*   a position's entry: pos >> owner_shift, */
+  uint32_t owner_last;     /*   at most owner_last */
   uint32_t n_units;        /* slots and buckets rings: */
   uint32_t *unit_owners;   /*   unit -> index in nodes */
   uint64_t *tokens;        /* points rings: the points, when positions are

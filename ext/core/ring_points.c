@@ -215,8 +215,8 @@ void ring_digest_md5_dash(const ring_node *node, uint32_t i, uint64_t aPos[4]){
 
 /* The n sorted points of a as r's points, every one kept, and the index. */
 static int points_store(ring *r, const ring_point *a, uint32_t n){
-  r->positions = ring_alloc(sizeof(uint64_t) * (n ? n : 1));
-  r->owners = ring_alloc(sizeof(uint32_t) * (n ? n : 1));
+  r->positions = ring_alloc_lookup(sizeof(uint64_t) * (n ? n : 1));
+  r->owners = ring_alloc_lookup(sizeof(uint32_t) * (n ? n : 1));
   if( r->positions==NULL || r->owners==NULL ) return RING_NOMEM;
   for(uint32_t i=0; i<n; i++){
     r->positions[i] = a[i].pos;
@@ -385,8 +385,8 @@ static int place_sorted(ring *r, ring_point *a, uint32_t n,
     if( aReplica==NULL ) return RING_NOMEM;
     rc = place_number(r, a, m, n, aReplica);
   }
-  r->positions = ring_alloc(sizeof(uint64_t) * m);
-  r->owners = ring_alloc(sizeof(uint32_t) * m);
+  r->positions = ring_alloc_lookup(sizeof(uint64_t) * m);
+  r->owners = ring_alloc_lookup(sizeof(uint32_t) * m);
   r->replicas = ring_alloc(sizeof(uint32_t) * m);
   if( rule->lookup!=RING_LOOKUP_SUCCESSOR ){
     r->tokens = ring_alloc(sizeof(uint64_t) * m);

@@ -643,6 +643,42 @@ static void bench_history(const char *zExt){
   sqlite3_close(db);
 }
 
+/* ------------------------------------------------ 12: big rings */
+
+/*
+** Per-row ch_locate on a 10,000-node ring against a 100-node ring of the
+** same algorithm, in whole-table scans that take turns (time_queries):
+** a 10,000-node ring (1.6M points) does not fit a 2 MB L2, so a row costs
+** at least one memory round trip, where the 100-node ring's arrays stay
+** in cache.
+*/
+static void bench_big_rings(sqlite3 *db){
+  static const char *const azAlgo[] = { "ring", "ketama", "nginx" };
+  printf("\n## 12. Big rings: per-row ch_locate at 10,000 nodes and at 100,"
+         " ns/row (median of %d)\n\n", nReps);
+  printf("| algorithm | 100 nodes | 10,000 nodes | 10,000/100 |"
+         " target <= 2.5 |\n|---|---:|---:|---:|---|\n");
+  for(int i=0; i<3; i++){
+    char *zSmall = sqlite3_mprintf("big100_%s", azAlgo[i]);
+    char *zBig = sqlite3_mprintf("big10k_%s", azAlgo[i]);
+    char *zArgs = sqlite3_mprintf("algorithm=%s", azAlgo[i]);
+    make_ring_of(db, zSmall, zArgs, 100);
+    make_ring_of(db, zBig, zArgs, 10000);
+    char *az[2];
+    az[0] = sqlite3_mprintf("SELECT count(ch_locate(id, %Q)) " SCAN, zSmall);
+    az[1] = sqlite3_mprintf("SELECT count(ch_locate(id, %Q)) " SCAN, zBig);
+    double ns[2];
+    time_queries(db, (const char *const *)az, 2, ns);
+    printf("| %s | %.1f | %.1f | %.2f | %s |\n", azAlgo[i], ns[0], ns[1],
+           ns[1]/ns[0], verdict(ns[1]/ns[0]<=2.5));
+    sqlite3_free(az[0]);
+    sqlite3_free(az[1]);
+    sqlite3_free(zSmall);
+    sqlite3_free(zBig);
+    sqlite3_free(zArgs);
+  }
+}
+
 /* ------------------------------------------- 6: memory through SQLite */
 
 static void bench_memory_sql(const char *zExt){
@@ -1061,7 +1097,7 @@ int main(int argc, char **argv){
     else if( strcmp(argv[i], "--section")==0 && i+1<argc ) iOnly = atoi(argv[++i]);
     else{
       fprintf(stderr, "usage: %s [--ext PATH] [--reps N] [--rows N]"
-              " [--section 1|4|5|6|7|8|9|10|11]\n", argv[0]);
+              " [--section 1|4|5|6|7|8|9|10|11|12]\n", argv[0]);
       return 2;
     }
   }
@@ -1098,6 +1134,7 @@ int main(int argc, char **argv){
   if( iOnly==0 || iOnly==9 ) bench_routers(db);
   if( iOnly==0 || iOnly==10 ) bench_aggregates(db);
   if( iOnly==0 || iOnly==11 ) bench_history(zExt);
+  if( iOnly==0 || iOnly==12 ) bench_big_rings(db);
   sqlite3_close(db);
   return 0;
 }

@@ -21,6 +21,9 @@
 **     most points tie): incremental equals full, full equals
 **     ring_points_place of every point made, and the incremental builds
 **     make fewer points than the full ones (a third where ties stay);
+**   - big rings (an owner table, ring_index.c) of several algorithms and
+**     spaces: ring_lookup equals a plain binary search at random positions
+**     and at, just before and just after every point;
 **   - ring_lookup (the bucket index) equals a plain binary search, at random
 **     positions and at, just before and just after every point (hand-made
 **     rings with ties are in ring_test.c).
@@ -132,8 +135,10 @@ static void check_lookups(const ring *r){
     CHECK(ring_lookup(r, edge[i])==naive_lookup(r, edge[i]),
           "lookup of %llu", (unsigned long long)edge[i]);
   }
-  for(int i=0; i<2000; i++){
-    uint64_t p = rnd();
+  unsigned bits = ring_space_bits(&r->config);
+  uint64_t mask = bits==64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+  for(int i=0; i<4000; i++){
+    uint64_t p = i%2 ? rnd() : rnd() & mask;     /* in the space, and not */
     if( ring_lookup(r, p)!=naive_lookup(r, p) ){
       CHECK(0, "lookup of random %llu", (unsigned long long)p);
       return;
@@ -555,6 +560,39 @@ static void check_make_rules(void){
              RING_POINTS_KEEP_TIES | RING_POINTS_NO_REPLICAS);
 }
 
+/* Rings big enough for an owner table: lookups as a binary search. */
+static void check_big_rings(void){
+  static const struct { const char *zAlgo, *zHash; } aBig[] = {
+    { "ring", NULL }, { "ring", "crc32" }, { "ring", "md5" },
+    { "ketama", NULL }, { "dalli", NULL },
+  };
+  enum { N_BIG_NODES = 1700 };
+  ring_input *aIn = malloc(sizeof(ring_input) * N_BIG_NODES);
+  char (*azName)[24] = malloc(24 * N_BIG_NODES);
+  for(int i=0; i<N_BIG_NODES; i++){
+    snprintf(azName[i], 24, "10.1.%d.%d:11211", i/250, i%250);
+    aIn[i].name = azName[i];
+    aIn[i].name_len = (uint32_t)strlen(azName[i]);
+    aIn[i].weight = 1.0;
+    aIn[i].id = i+1;
+  }
+  for(size_t t=0; t<sizeof(aBig)/sizeof(aBig[0]); t++){
+    ring_config cfg = algorithm_config(aBig[t].zAlgo, NULL);
+    if( aBig[t].zHash ) unit_set_option(&cfg, "hash", aBig[t].zHash);
+    ring *r = NULL;
+    char zErr[300];
+    CHECK(ring_build(&cfg, aIn, N_BIG_NODES, &r, zErr, sizeof(zErr))==RING_OK,
+          "big %s: %s", aBig[t].zAlgo, zErr);
+    if( r==NULL ) continue;
+    CHECK(r->owner_table!=NULL, "big %s %s: %u points, no owner table",
+          aBig[t].zAlgo, aBig[t].zHash ? aBig[t].zHash : "", r->n_points);
+    check_lookups(r);
+    ring_release(r);
+  }
+  free(aIn);
+  free(azName);
+}
+
 int main(void){
   ring_config cfg;
   ring_config_default(&cfg);
@@ -592,6 +630,7 @@ int main(void){
   check_other_bases();
   walk_registry();
   check_make_rules();
+  check_big_rings();
   printf("%d passed, %d failed\n", nPass, nFail);
   return nFail ? 1 : 0;
 }
