@@ -36,20 +36,22 @@ static int owner_table_build(ring *r, unsigned space){
   uint32_t *table = ring_alloc_lookup(sizeof(uint32_t) * nEntry);
   if( table==NULL ) return RING_NOMEM;
   unsigned shift = space - bits;
-  uint64_t span = shift==64 ? UINT64_MAX : ((uint64_t)1 << shift) - 1;
-  uint32_t n = r->n_points, k = 0;
-  for(uint64_t b=0; b<nEntry; b++){
-    uint64_t last = (b << shift) | span;       /* the bucket's last position */
-    if( k==n || r->positions[k]>last ){
-      table[b] = r->owners[k==n ? 0 : k];    /* no point: the next owns it */
-    }else{
-      table[b] = OWNER_TABLE_ESCAPE | k;
-      while( k<n && r->positions[k]<=last ) k++;
-    }
+  uint32_t n = r->n_points, last = (uint32_t)(nEntry - 1);
+  /* Walk the points: the buckets before point k's that hold no point go
+  ** to k's owner; the bucket of the first point in it is an escape. */
+  uint32_t b = 0;
+  for(uint32_t k=0; k<n; k++){
+    uint64_t bk = r->positions[k] >> shift;
+    uint32_t to = bk<last ? (uint32_t)bk : last;
+    if( to<b ) continue;                     /* its bucket has a point */
+    uint32_t owner = r->owners[k];
+    while( b<to ) table[b++] = owner;
+    table[b++] = OWNER_TABLE_ESCAPE | k;
   }
+  while( b<=last ) table[b++] = r->owners[0];    /* wrapping to point 0 */
   r->owner_table = table;
   r->owner_shift = shift;
-  r->owner_last = (uint32_t)(nEntry - 1);
+  r->owner_last = last;
   return RING_OK;
 }
 

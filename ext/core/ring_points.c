@@ -497,14 +497,14 @@ static uint32_t make_match(const ring *r, const ring *prev,
 }
 
 /*
-** prev's kept points, in position order, into a (node and `made` in r's
-** terms: base[j] + replica number).
+** Merge prev's kept points (node and `made` in r's terms: aBase[j] +
+** replica number) with the nNew sorted points of aNew into a, by position.
 */
-static void make_gather(const ring *prev, const uint32_t *aKeep,
-                        const uint32_t *aFrom, const uint32_t *aBase,
-                        ring_point *a){
+static void make_merge(const ring *prev, const uint32_t *aKeep,
+                       const uint32_t *aFrom, const uint32_t *aBase,
+                       const ring_point *aNew, uint32_t nNew, ring_point *a){
   const uint64_t *aTok = prev->tokens ? prev->tokens : prev->positions;
-  uint32_t n = prev->n_points, start = 0, out = 0;
+  uint32_t n = prev->n_points, start = 0, out = 0, i = 0;
   /* Tokens are the points in position order but for a rotation (ends that
   ** wrap come first or last): start at the lowest. */
   for(uint32_t k=1; prev->tokens && k<n; k++){
@@ -519,10 +519,13 @@ static void make_gather(const ring *prev, const uint32_t *aKeep,
     if( j==UINT32_MAX ) continue;
     uint32_t replica = prev->replicas ? prev->replicas[p] : 0;
     if( replica>=aKeep[j] ) continue;
-    a[out].pos = aTok[p];
+    uint64_t pos = aTok[p];
+    while( i<nNew && aNew[i].pos<pos ) a[out++] = aNew[i++];
+    a[out].pos = pos;
     a[out].node = j;
     a[out++].made = aBase[j] + replica;
   }
+  while( i<nNew ) a[out++] = aNew[i++];
 }
 
 int ring_points_make(ring *r, const ring *prev, const ring_points_maker *mk){
@@ -573,18 +576,8 @@ int ring_points_make(ring *r, const ring *prev, const ring_points_maker *mk){
   rc = sort_points(aNew, nNew);
   if( rc!=RING_OK ) goto done;
 
-  /* Merge: the kept points wait at the end of a, and the merged list is
-  ** written from its start, never past what is still to be read. */
-  if( nKept ){
-    ring_point *aOld = &a[nNew];
-    make_gather(prev, aKeep, aFrom, aBase, aOld);
-    uint32_t i = 0, o = 0, out = 0;
-    while( i<nNew && o<nKept ){
-      a[out++] = aNew[i].pos<aOld[o].pos ? aNew[i++] : aOld[o++];
-    }
-    while( i<nNew ) a[out++] = aNew[i++];
-    /* the rest of aOld is in place already */
-  }
+  /* Merge them with the points kept (none: aNew is a). */
+  if( nKept ) make_merge(prev, aKeep, aFrom, aBase, aNew, nNew, a);
   place_order_ties(r, mk, a, (uint32_t)total);
   rc = place_sorted(r, a, (uint32_t)total, mk, aBase);
 
