@@ -173,6 +173,24 @@ static void check_same(const ring *a, const ring *b, const char *zWhat){
 
 #define POOL 40
 
+/* The nodes of a pool (names, in or out, join ranks, weights) that are in,
+** in join order, into aInput: returns how many. */
+static uint32_t pool_inputs(int nPool, char azName[][32], const int *aIn,
+                            const uint64_t *aJoined, uint64_t nJoin,
+                            const double *aW, ring_input *aInput){
+  uint32_t n = 0;
+  for(uint64_t j=1; j<=nJoin; j++){
+    for(int i=0; i<nPool; i++){
+      if( !aIn[i] || aJoined[i]!=j ) continue;
+      aInput[n].name = azName[i];
+      aInput[n].name_len = (uint32_t)strlen(azName[i]);
+      aInput[n].id = (int64_t)j;
+      aInput[n++].weight = aW[i];
+    }
+  }
+  return n;
+}
+
 static const double aWeight[] = { 1.0, 0.5, 2.0, 0.001, 1.5, 0.25 };
 
 /* A random walk over node sets: after each step, compare builds. Under
@@ -180,7 +198,7 @@ static const double aWeight[] = { 1.0, 0.5, 2.0, 0.001, 1.5, 0.25 };
 ** join-order tie rule it is the join order, and a node that leaves and
 ** comes back joins last. */
 static void random_walk(ring_config cfg, int nStep){
-  char azName[POOL][16];
+  char azName[POOL][32];
   double aW[POOL];
   int aIn[POOL];
   uint64_t aJoined[POOL], nJoin = 0;
@@ -208,16 +226,7 @@ static void random_walk(ring_config cfg, int nStep){
       }
     }
     ring_input aInput[POOL];
-    uint32_t n = 0;
-    for(uint64_t j=1; j<=nJoin; j++){            /* in join order */
-      for(int i=0; i<POOL; i++){
-        if( !aIn[i] || aJoined[i]!=j ) continue;
-        aInput[n].name = azName[i];
-        aInput[n].name_len = (uint32_t)strlen(azName[i]);
-        aInput[n].id = (int64_t)j;
-        aInput[n++].weight = aW[i];
-      }
-    }
+    uint32_t n = pool_inputs(POOL, azName, aIn, aJoined, nJoin, aW, aInput);
     /* Shuffle: under name order, input order must not matter. */
     char zTies[OPTION_MAX_TEXT];
     unit_option_text(&cfg, "ties", zTies, sizeof(zTies));
@@ -343,16 +352,8 @@ static int walk_builds(ring_config cfg, int nStep, const char *zWhat){
       aIn[k] = 1;
     }
     ring_input aInput[WALK_POOL];
-    uint32_t n = 0;
-    for(uint64_t j=1; j<=nJoin; j++){
-      for(int i=0; i<WALK_POOL; i++){
-        if( !aIn[i] || aJoined[i]!=j ) continue;
-        aInput[n].name = azName[i];
-        aInput[n].name_len = (uint32_t)strlen(azName[i]);
-        aInput[n].id = (int64_t)j;
-        aInput[n++].weight = aWeight[i];
-      }
-    }
+    uint32_t n = pool_inputs(WALK_POOL, azName, aIn, aJoined, nJoin, aWeight,
+                             aInput);
     char zErr[300];
     ring *full = NULL, *inc = NULL;
     uint64_t n0 = nTestMade;
