@@ -175,7 +175,7 @@ static void check_same(const ring *a, const ring *b, const char *zWhat){
 
 /* The nodes of a pool (names, in or out, join ranks, weights) that are in,
 ** in join order, into aInput: returns how many. */
-static uint32_t pool_inputs(int nPool, char azName[][32], const int *aIn,
+static uint32_t pool_inputs(int nPool, char azName[][48], const int *aIn,
                             const uint64_t *aJoined, uint64_t nJoin,
                             const double *aW, ring_input *aInput){
   uint32_t n = 0;
@@ -198,7 +198,7 @@ static const double aWeight[] = { 1.0, 0.5, 2.0, 0.001, 1.5, 0.25 };
 ** join-order tie rule it is the join order, and a node that leaves and
 ** comes back joins last. */
 static void random_walk(ring_config cfg, int nStep){
-  char azName[POOL][32];
+  char azName[POOL][48];
   double aW[POOL];
   int aIn[POOL];
   uint64_t aJoined[POOL], nJoin = 0;
@@ -324,7 +324,7 @@ static const ring_algo *pPlaceAlgo;
 ** takes ("10.0.0.7:11211"). */
 static int walk_builds(ring_config cfg, int nStep, const char *zWhat){
   static const double aW[] = { 1.0, 2.0, 3.0, 0.5, 1.5 };
-  char azName[WALK_POOL][32];
+  char azName[WALK_POOL][48];
   double aWeight[WALK_POOL];
   int aIn[WALK_POOL];
   uint64_t aJoined[WALK_POOL], nJoin = 0;
@@ -569,9 +569,9 @@ static void check_big_rings(void){
   };
   enum { N_BIG_NODES = 1700 };
   ring_input *aIn = malloc(sizeof(ring_input) * N_BIG_NODES);
-  char (*azName)[24] = malloc(24 * N_BIG_NODES);
+  char (*azName)[48] = malloc(48 * N_BIG_NODES);
   for(int i=0; i<N_BIG_NODES; i++){
-    snprintf(azName[i], 24, "10.1.%d.%d:11211", i/250, i%250);
+    snprintf(azName[i], 48, "10.1.%d.%d:11211", i/250, i%250);
     aIn[i].name = azName[i];
     aIn[i].name_len = (uint32_t)strlen(azName[i]);
     aIn[i].weight = 1.0;
