@@ -176,41 +176,39 @@ static void dalli_bad_server(const char *zNode, char *zErr, size_t nErr){
 
 /* ---------------------------------------------------------- the ring */
 
+/* Node n's points from j = from on (its name is a server, checked). */
+static void dalli_make(const ring *r, uint32_t n, uint32_t from,
+                       ring_point *a){
+  const ring_node *node = &r->nodes[n];
+  char zName[DALLI_NAME_MAX];
+  size_t nName = dalli_server_name(node->name, node->name_len, zName);
+  for(uint32_t j=from; j<node->points; j++){
+    a[j-from].pos = dalli_point(zName, nName, j);
+  }
+}
+
 /* Every server's points, each server's in the order of j; of equal points
 ** the server that joined later keeps its point, and a key goes to the
-** last point at or below it (ring_points_place's predecessor rule). */
+** last point at or below it (the points library's predecessor rule). */
 static int dalli_build(ring *r, const ring *prev, char *zErr, size_t nErr){
-  (void)prev;
   uint32_t n = r->n_nodes;
   if( n==0 ) return RING_OK;
   double W = 0.0;
-  uint64_t total = 0;
   for(uint32_t k=0; k<n; k++) W += r->nodes[k].weight;
-  for(uint32_t k=0; k<n; k++) total += dalli_count(n, r->nodes[k].weight, W);
-  if( total==0 ) return RING_OK;
-  ring_point *a = ring_alloc(sizeof(ring_point) * total);
-  if( a==NULL ) return RING_NOMEM;
   char zName[DALLI_NAME_MAX];
-  uint32_t m = 0;
   for(uint32_t k=0; k<n; k++){
     const ring_node *node = &r->nodes[k];
-    size_t nName = dalli_server_name(node->name, node->name_len, zName);
-    if( nName==0 ){
+    if( dalli_server_name(node->name, node->name_len, zName)==0 ){
       dalli_bad_server(node->name, zErr, nErr);
-      ring_dealloc(a);
       return RING_INVALID;
     }
-    uint32_t count = dalli_count(n, node->weight, W);
-    for(uint32_t j=0; j<count; j++, m++){
-      a[m].pos = dalli_point(zName, nName, j);
-      a[m].node = k;
-    }
+    r->nodes[k].points = dalli_count(n, node->weight, W);
   }
-  static const ring_points_rule rule = {RING_LOOKUP_PREDECESSOR,
-                                        RING_TIES_LAST, 0};
-  int rc = ring_points_place(r, a, m, &rule);
-  ring_dealloc(a);
-  return rc;
+  static const ring_points_maker mk = {
+    .rule = { RING_LOOKUP_PREDECESSOR, RING_TIES_LAST, 0 },
+    .make = dalli_make,
+  };
+  return ring_points_make(r, prev, &mk);
 }
 
 /* ---------------------------------------------------------- keys */

@@ -46,22 +46,24 @@ static uint32_t dubbo_digests(const ring_config *cfg){
   return (uint32_t)cfg->vnodes / 4;
 }
 
+/* Node n's points 4i+h from replica from on. */
+static void dubbo_make(const ring *r, uint32_t n, uint32_t from,
+                       ring_point *a){
+  ring_digest_make(r, n, from, dubbo_digest, a);
+}
+
 /* Every provider's points, 4i+h in order; the provider that joined last
 ** keeps a point two of them make (the TreeMap's last put). */
 static int dubbo_build(ring *r, const ring *prev, char *zErr, size_t nErr){
-  (void)prev; (void)zErr; (void)nErr;
+  (void)zErr; (void)nErr;
   uint32_t per_node = 4 * dubbo_digests(&r->config);
   if( r->n_nodes==0 || per_node==0 ) return RING_OK;   /* no point: refused */
-  ring_point *a = ring_alloc(sizeof(ring_point) * r->n_nodes * per_node);
-  if( a==NULL ) return RING_NOMEM;
-  for(uint32_t k=0; k<r->n_nodes; k++){
-    ring_digest_points(r, k, per_node/4, dubbo_digest, &a[k*per_node]);
-  }
-  static const ring_points_rule rule = {RING_LOOKUP_SUCCESSOR,
-                                        RING_TIES_LAST, 0};
-  int rc = ring_points_place(r, a, r->n_nodes * per_node, &rule);
-  ring_dealloc(a);
-  return rc;
+  for(uint32_t k=0; k<r->n_nodes; k++) r->nodes[k].points = per_node;
+  static const ring_points_maker mk = {
+    .rule = { RING_LOOKUP_SUCCESSOR, RING_TIES_LAST, 0 },
+    .make = dubbo_make,
+  };
+  return ring_points_make(r, prev, &mk);
 }
 
 static int64_t dubbo_point_budget(const ring_config *cfg, double w){

@@ -79,20 +79,20 @@ static uint64_t envoy_point(char *label, uint32_t name_len, uint32_t i){
   return hash_bytes(HASH_XXH64, 0, label, len);
 }
 
-static uint32_t envoy_node_positions(const ring *r, uint32_t n,
-                                     uint64_t *aPos){
+/* Node n's points from replica from on. */
+static void envoy_make(const ring *r, uint32_t n, uint32_t from,
+                       ring_point *a){
   const ring_node *node = &r->nodes[n];
   char label[RING_MAX_NAME + 16];
   envoy_label_start(node, label);
-  for(uint32_t i=0; i<node->points; i++){
-    aPos[i] = envoy_point(label, node->name_len, i);
+  for(uint32_t i=from; i<node->points; i++){
+    a[i-from].pos = envoy_point(label, node->name_len, i);
   }
-  return 0;
 }
 
 /* Set each node's points count by Envoy's running sums (sum: the sum of
-** the weights), in join order. Returns the number of points. */
-static uint64_t envoy_counts(ring *r, double sum){
+** the weights), in join order. */
+static void envoy_counts(ring *r, double sum){
   uint32_t n = r->n_nodes;
   double w_min = 1.0;
   for(uint32_t j=0; j<n; j++){
@@ -113,37 +113,24 @@ static uint64_t envoy_counts(ring *r, double sum){
     }
     node->points = count;
   }
-  return (uint64_t)current;
 }
 
 static int envoy_build(ring *r, const ring *prev, char *zErr, size_t nErr){
-  (void)prev; (void)zErr; (void)nErr;
+  (void)zErr; (void)nErr;
   uint32_t n = r->n_nodes;
   if( n==0 ) return RING_OK;
   double sum = 0.0;          /* exact: integers below 2^53 */
   for(uint32_t k=0; k<n; k++) sum += r->nodes[k].weight;
 
-  uint64_t total = envoy_counts(r, sum);
-
-  /* In join order, so that the stable sort leaves ties to the first. */
-  ring_point *aPoint = ring_alloc(sizeof(ring_point) * (total ? total : 1));
-  int rc = RING_NOMEM;
-  if( aPoint ){
-    uint32_t m = 0;
-    for(uint32_t j=0; j<n; j++){
-      uint32_t k = r->by_join[j];
-      char label[RING_MAX_NAME + 16];
-      envoy_label_start(&r->nodes[k], label);
-      for(uint32_t i=0; i<r->nodes[k].points; i++){
-        aPoint[m].pos = envoy_point(label, r->nodes[k].name_len, i);
-        aPoint[m].node = k;
-        m++;
-      }
-    }
-    rc = ring_points_set(r, aPoint, m);
-  }
-  ring_dealloc(aPoint);
-  return rc;
+  envoy_counts(r, sum);
+  /* Equal points stay, the first joined first: the stable sort of points
+  ** made in join order. */
+  static const ring_points_maker mk = {
+    .rule = { RING_LOOKUP_SUCCESSOR, RING_TIES_FIRST, 0 },
+    .make = envoy_make,
+    .flags = RING_POINTS_KEEP_TIES,
+  };
+  return ring_points_make(r, prev, &mk);
 }
 
 /* The ring has at most max_ring points (plus one, from the rounding of the
@@ -218,7 +205,6 @@ const ring_algo algo_envoy_ring = {
   .check_weight = envoy_check_weight,
   .point_budget = envoy_point_budget,
   .build = envoy_build,
-  .node_positions = envoy_node_positions,
   .check_commit = envoy_check_commit,
   .commit_needs = envoy_commit_needs,
   .doc = {

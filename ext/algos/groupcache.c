@@ -47,14 +47,14 @@ static int64_t groupcache_point_budget(const ring_config *cfg, double w){
 }
 
 /* Node n's points 0 .. replicas-1, at crc32a(decimal(i) + name). */
-static void groupcache_hash_node(const ring *r, uint32_t n, uint64_t *aPos,
-                                 size_t stride){
-  ring_label_hash(r, n, "%d%s", 0, aPos, stride);
+static void groupcache_make(const ring *r, uint32_t n, uint32_t from,
+                            ring_point *a){
+  ring_label_points(r, n, "%d%s", 0, from, a);
 }
 
 static uint32_t groupcache_node_positions(const ring *r, uint32_t n,
                                           uint64_t *aPos){
-  groupcache_hash_node(r, n, aPos, 1);
+  ring_label_hash(r, n, "%d%s", 0, 0, aPos, 1);
   return 0;
 }
 
@@ -64,7 +64,13 @@ static int groupcache_build(ring *r, const ring *prev, char *zErr,
   for(uint32_t n=0; n<r->n_nodes; n++){
     r->nodes[n].points = (uint32_t)r->config.vnodes;
   }
-  return ring_points_build(r, prev, groupcache_hash_node, RING_TIES_LAST);
+  /* Equal points all stay, the last joined first (Go's map overwrite). */
+  static const ring_points_maker mk = {
+    .rule = { RING_LOOKUP_SUCCESSOR, RING_TIES_LAST, 0 },
+    .make = groupcache_make,
+    .flags = RING_POINTS_KEEP_TIES | RING_POINTS_NO_REPLICAS,
+  };
+  return ring_points_make(r, prev, &mk);
 }
 
 const ring_algo algo_groupcache = {

@@ -75,27 +75,26 @@ static uint32_t haproxy_count(double w){
   return HAPROXY_WEIGHT_SCALE * (uint32_t)w;
 }
 
+/* Node n's points from i = from on. */
+static void haproxy_make(const ring *r, uint32_t n, uint32_t from,
+                         ring_point *a){
+  for(uint32_t i=from; i<r->nodes[n].points; i++){
+    a[i-from].pos = haproxy_point(&r->nodes[n], i);
+  }
+}
+
 static int haproxy_build(ring *r, const ring *prev, char *zErr, size_t nErr){
-  (void)prev; (void)zErr; (void)nErr;
-  uint32_t total = 0;
+  (void)zErr; (void)nErr;
   for(uint32_t k=0; k<r->n_nodes; k++){
-    total += haproxy_count(r->nodes[k].weight);
+    r->nodes[k].points = haproxy_count(r->nodes[k].weight);
   }
-  if( total==0 ) return RING_OK;
-  ring_point *a = ring_alloc(sizeof(ring_point) * total);
-  if( a==NULL ) return RING_NOMEM;
-  uint32_t m = 0;
-  for(uint32_t k=0; k<r->n_nodes; k++){
-    for(uint32_t i=0; i<haproxy_count(r->nodes[k].weight); i++, m++){
-      a[m].pos = haproxy_point(&r->nodes[k], i);
-      a[m].node = k;
-    }
-  }
-  static const ring_points_rule rule = {RING_LOOKUP_NEAREST_BEFORE,
-                                        RING_TIES_NAME, 0};
-  int rc = ring_points_place(r, a, total, &rule);
-  ring_dealloc(a);
-  return rc;
+  /* A server's points come from its id, its rank in join order. */
+  static const ring_points_maker mk = {
+    .rule = { RING_LOOKUP_NEAREST_BEFORE, RING_TIES_NAME, 0 },
+    .make = haproxy_make,
+    .flags = RING_POINTS_BY_JOIN,
+  };
+  return ring_points_make(r, prev, &mk);
 }
 
 /* A key's hash, through full_hash when avalanche is on. */

@@ -42,17 +42,22 @@ static uint64_t hashring_counts(ring *r, const ring_node **aOrder){
   return total;
 }
 
+/* Point 4i+w of a node is word w of its digest i: ketama's, MD5("S-i"). */
+static void hashring_make(const ring *r, uint32_t n, uint32_t from,
+                          ring_point *a){
+  ring_digest_make(r, n, from, ring_digest_md5_dash, a);
+}
+
 static int hashring_build(ring *r, const ring *prev, char *zErr,
                           size_t nErr){
-  (void)prev;
   uint32_t n = r->n_nodes;
   if( n==0 ) return RING_OK;
   const ring_node **aOrder = ring_alloc(sizeof(*aOrder) * n);
   if( aOrder==NULL ) return RING_NOMEM;
   for(uint32_t j=0; j<n; j++) aOrder[j] = &r->nodes[r->by_join[j]];
   uint64_t total = hashring_counts(r, aOrder);
+  ring_dealloc(aOrder);
   if( total==0 ){
-    ring_dealloc(aOrder);
     snprintf(zErr, nErr, "algorithm hashring gives none of the %u nodes a "
              "point: vnodes %d rounds each node's count down to 0; use a "
              "larger vnodes (hashring's default is 160, a vnode count of 40)",
@@ -60,17 +65,14 @@ static int hashring_build(ring *r, const ring *prev, char *zErr,
     return RING_INVALID;
   }
 
-  /* Make the points in join order, so the stable sort leaves equal points
-  ** in hashring's order. Its digests are ketama's: MD5("S-i"). */
-  int rc = ring_points_digests(r, aOrder, total, ring_digest_md5_dash);
-  ring_dealloc(aOrder);
-  return rc;
-}
-
-/* Point 4i+w of a node is word w of its digest i. */
-static uint32_t hashring_node_positions(const ring *r, uint32_t n,
-                                        uint64_t *aPos){
-  return ring_digest_positions(r, n, ring_digest_md5_dash, aPos);
+  /* Equal points all stay in join order, as hashring's stable sort of
+  ** points made in server order leaves them. */
+  static const ring_points_maker mk = {
+    .rule = { RING_LOOKUP_SUCCESSOR, RING_TIES_FIRST, 0 },
+    .make = hashring_make,
+    .flags = RING_POINTS_KEEP_TIES,
+  };
+  return ring_points_make(r, prev, &mk);
 }
 
 /* Counts sum to at most vnodes per node (the floors of shares of
@@ -106,7 +108,6 @@ const ring_algo algo_hashring = {
   .check_options = hashring_check_options,
   .point_budget = hashring_point_budget,
   .build = hashring_build,
-  .node_positions = hashring_node_positions,
   .check_commit = ring_check_counts_round,
   .commit_needs = ring_counts_round_needs,
   .doc = {

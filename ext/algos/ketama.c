@@ -39,16 +39,21 @@ static uint32_t ketama_points(double w, double W, uint32_t n, int vnodes){
   return 4 * (uint32_t)floorf(t);
 }
 
-/* twemproxy's server order: by name length, then bytewise. */
-static int rank_compare(const void *pa, const void *pb){
-  const ring_node *a = *(const ring_node *const *)pa;
-  const ring_node *b = *(const ring_node *const *)pb;
-  if( a->name_len!=b->name_len ) return a->name_len<b->name_len ? -1 : 1;
-  return memcmp(a->name, b->name, a->name_len);
+/* Of equal points, node a's first in twemproxy's server order: by name
+** length, then bytewise (names are distinct). */
+static int ketama_tie_before(const ring *r, uint32_t a, uint32_t b){
+  const ring_node *x = &r->nodes[a], *y = &r->nodes[b];
+  if( x->name_len!=y->name_len ) return x->name_len<y->name_len;
+  return memcmp(x->name, y->name, x->name_len)<0;
+}
+
+/* Node n's points from replica from on: word w of digest i is 4i+w. */
+static void ketama_make(const ring *r, uint32_t n, uint32_t from,
+                        ring_point *a){
+  ring_digest_make(r, n, from, ring_digest_md5_dash, a);
 }
 
 static int ketama_build(ring *r, const ring *prev, char *zErr, size_t nErr){
-  (void)prev;
   uint32_t n = r->n_nodes;
   double W = 0.0;
   uint64_t total = 0;
@@ -69,21 +74,15 @@ static int ketama_build(ring *r, const ring *prev, char *zErr, size_t nErr){
     return RING_INVALID;
   }
 
-  /* Make the points in twemproxy's server order, so that the stable sort
-  ** leaves equal points in that order (names are distinct, so qsort's
-  ** instability does not matter here). */
-  const ring_node **aOrder = ring_alloc(sizeof(*aOrder) * n);
-  if( aOrder==NULL ) return RING_NOMEM;
-  for(uint32_t k=0; k<n; k++) aOrder[k] = &r->nodes[k];
-  qsort(aOrder, n, sizeof(*aOrder), rank_compare);
-  int rc = ring_points_digests(r, aOrder, total, ring_digest_md5_dash);
-  ring_dealloc(aOrder);
-  return rc;
-}
-
-static uint32_t ketama_node_positions(const ring *r, uint32_t n,
-                                      uint64_t *aPos){
-  return ring_digest_positions(r, n, ring_digest_md5_dash, aPos);
+  /* Every equal point stays, in the order twemproxy's stable sort leaves
+  ** them. A count that changes with the other nodes keeps its prefix. */
+  static const ring_points_maker mk = {
+    .rule = { RING_LOOKUP_SUCCESSOR, RING_TIES_NAME, 0 },
+    .make = ketama_make,
+    .tie_before = ketama_tie_before,
+    .flags = RING_POINTS_KEEP_TIES,
+  };
+  return ring_points_make(r, prev, &mk);
 }
 
 /* The most a node can get is vnodes (all the weight, one node). */
@@ -126,7 +125,6 @@ const ring_algo algo_ketama = {
   .check_options = ketama_check_options,
   .point_budget = ketama_point_budget,
   .build = ketama_build,
-  .node_positions = ketama_node_positions,
   .check_commit = ring_check_counts_round,
   .commit_needs = ring_counts_round_needs,
   .doc = {

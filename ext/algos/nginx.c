@@ -84,31 +84,30 @@ static uint32_t nginx_count(double w){
   return (uint32_t)w * NGINX_POINTS_PER_WEIGHT;
 }
 
+/* Node n's points from chain step from on (the chain is walked from its
+** start: each point is the CRC-32 of the one before). */
+static void nginx_make(const ring *r, uint32_t n, uint32_t from,
+                       ring_point *a){
+  nginx_chain chain;
+  nginx_chain_start(&chain, &r->nodes[n]);
+  for(uint32_t j=0; j<r->nodes[n].points; j++){
+    uint32_t pos = nginx_chain_next(&chain);
+    if( j>=from ) a[j-from].pos = pos;
+  }
+}
+
 /* The points of every server, each server's in chain order; of equal
 ** points the server listed first keeps its point. */
 static int nginx_build(ring *r, const ring *prev, char *zErr, size_t nErr){
-  (void)prev; (void)zErr; (void)nErr;
-  uint64_t total = 0;
+  (void)zErr; (void)nErr;
   for(uint32_t k=0; k<r->n_nodes; k++){
-    total += nginx_count(r->nodes[k].weight);
+    r->nodes[k].points = nginx_count(r->nodes[k].weight);
   }
-  if( total==0 ) return RING_OK;
-  ring_point *a = ring_alloc(sizeof(ring_point) * total);
-  if( a==NULL ) return RING_NOMEM;
-  uint32_t m = 0;
-  for(uint32_t k=0; k<r->n_nodes; k++){
-    nginx_chain chain;
-    nginx_chain_start(&chain, &r->nodes[k]);
-    for(uint32_t j=0; j<nginx_count(r->nodes[k].weight); j++, m++){
-      a[m].pos = nginx_chain_next(&chain);
-      a[m].node = k;
-    }
-  }
-  static const ring_points_rule rule = {RING_LOOKUP_SUCCESSOR,
-                                        RING_TIES_FIRST, 0};
-  int rc = ring_points_place(r, a, m, &rule);
-  ring_dealloc(a);
-  return rc;
+  static const ring_points_maker mk = {
+    .rule = { RING_LOOKUP_SUCCESSOR, RING_TIES_FIRST, 0 },
+    .make = nginx_make,
+  };
+  return ring_points_make(r, prev, &mk);
 }
 
 static int64_t nginx_point_budget(const ring_config *cfg, double w){

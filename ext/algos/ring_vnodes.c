@@ -66,18 +66,18 @@ static int64_t vnodes_count(const ring_config *cfg, double w){
   return (int64_t)p;          /* at most 1e14: vnodes x RING_MAX_WEIGHT */
 }
 
-/* Node n's points, at the hashes of their labels, into aPos[0],
-** aPos[stride], ... */
-static void vnodes_hash_node(const ring *r, uint32_t n, uint64_t *aPos,
-                             size_t stride){
+/* Node n's points from replica from on, at the hashes of their labels. */
+static void vnodes_make(const ring *r, uint32_t n, uint32_t from,
+                        ring_point *a){
   const vnodes_config *c = RING_OWN_CONFIG(&r->config, vnodes_config);
-  ring_label_hash(r, n, c->label, (uint32_t)c->first, aPos, stride);
+  ring_label_points(r, n, c->label, (uint32_t)c->first, from, a);
 }
 
 static uint32_t vnodes_node_positions(const ring *r, uint32_t n,
                                       uint64_t *aPos){
-  vnodes_hash_node(r, n, aPos, 1);
-  return (uint32_t)RING_OWN_CONFIG(&r->config, vnodes_config)->first;
+  const vnodes_config *c = RING_OWN_CONFIG(&r->config, vnodes_config);
+  ring_label_hash(r, n, c->label, (uint32_t)c->first, 0, aPos, 1);
+  return (uint32_t)c->first;
 }
 
 static int vnodes_build(ring *r, const ring *prev, char *zErr, size_t nErr){
@@ -86,8 +86,15 @@ static int vnodes_build(ring *r, const ring *prev, char *zErr, size_t nErr){
     r->nodes[n].points = (uint32_t)vnodes_count(&r->config,
                                                      r->nodes[n].weight);
   }
-  return ring_points_build(r, prev, vnodes_hash_node,
-      (ring_ties)RING_OWN_CONFIG(&r->config, vnodes_config)->ties);
+  /* Every equal point stays, in tie order; ch_points numbers them by
+  ** node_positions (4 bytes a point less than a replicas array). */
+  ring_points_maker mk = {
+    .rule = { RING_LOOKUP_SUCCESSOR,
+              (ring_ties)RING_OWN_CONFIG(&r->config, vnodes_config)->ties, 0 },
+    .make = vnodes_make,
+    .flags = RING_POINTS_KEEP_TIES | RING_POINTS_NO_REPLICAS,
+  };
+  return ring_points_make(r, prev, &mk);
 }
 
 const ring_algo algo_ring = {

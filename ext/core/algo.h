@@ -14,15 +14,17 @@
 ** in the placement in one of three shapes (`units`):
 **
 **   RING_UNITS_POINTS   a sorted array of points: r->positions (ascending)
-**                       and r->owners. Fill them with ring_points_place,
-**                       which takes the points in the order they were made
+**                       and r->owners. Fill them with ring_points_make,
+**                       which makes each node's points through the build's
+**                       function (or keeps them from the previous ring),
 **                       and a rule: where a key goes among them (the first
 **                       point at or after it, the last at or below, the
 **                       nearest, ...) and which of equal points wins. A key
 **                       belongs to the first position at or after its own,
 **                       wrapping to position 0, unless the descriptor has
-**                       a lookup. (ring_points_set and ring_points_build
-**                       are the older, narrower ways: see below.)
+**                       a lookup. (ring_points_place takes points already
+**                       made; ring_points_set is the older, narrower way:
+**                       see below.)
 **   RING_UNITS_SLOTS    a table: r->unit_owners[s] for s < r->n_units; a
 **                       key belongs to slot position mod n_units, unless
 **                       the descriptor has a unit_of. ring_points_place
@@ -183,8 +185,8 @@ struct ring_algo {
   ** diffs then live in [0, 2^key_bits). 0: hash_space_bits of the hash. */
   unsigned key_bits;
 
-  /* POINTS, for rings built without ring_points_place (which keeps each
-  ** point's replica number in r->replicas): node n's point positions in
+  /* POINTS, for rings built without r->replicas (ring_points_set, or
+  ** ring_points_make with RING_POINTS_NO_REPLICAS): node n's point positions in
   ** the order it makes them, into aPos (r->nodes[n].points entries);
   ** returns the replica number of aPos[0] (ch_points' replica column). */
   uint32_t (*node_positions)(const ring *r, uint32_t n, uint64_t *aPos);
@@ -238,14 +240,20 @@ extern const ring_algo *const ring_algos[];
 void *ring_alloc(size_t n);
 void ring_dealloc(void *p);
 
+/* The same for an array every lookup reads (positions, owners, the
+** index): one of several megabytes is asked to be backed by huge pages,
+** so that a lookup in a big ring does not also miss the TLB. */
+void *ring_alloc_lookup(size_t n);
+
 /* ---------------------------------------------------------- points */
 
 /* A point while a ring is built. */
 typedef struct ring_point {
   uint64_t pos;
   uint32_t node;           /* index in r->nodes */
-  uint32_t made;           /* ring_points_place's scratch: its place in the
-                           ** order the points were made */
+  uint32_t made;           /* ring_points_place's and ring_points_make's
+                           ** scratch: its place in the order the points
+                           ** were made */
 } ring_point;
 
 /*
@@ -322,19 +330,48 @@ int ring_points_place(ring *r, ring_point *a, uint32_t n,
 int ring_points_set(ring *r, ring_point *a, uint32_t n);
 
 /*
-** The same for rings that make the points of node n with
-** hash_node(r, n, aPos, stride) (node n's points into aPos[0],
-** aPos[stride], ...) and count them in r->nodes[n].points: equal
-** positions go in the order of tie rule ties (node name, or the order the
-** nodes joined, first or last first), then in the order they were made.
-** When prev has the same config, nodes of the same name and point count
-** keep prev's points, and only the others are hashed and merged in (a
-** linear merge instead of a re-hash and sort of every point).
+** ring_points_make: the points of a build made node by node, from the
+** previous ring where it can (every points algorithm builds through it).
+** The build sets each node's `points` to the number of points it makes
+** and describes how they are made:
 */
-int ring_points_build(ring *r, const ring *prev,
-                      void (*hash_node)(const ring *r, uint32_t n,
-                                        uint64_t *aPos, size_t stride),
-                      ring_ties ties);
+typedef struct ring_points_maker {
+  ring_points_rule rule;   /* where keys go, which of equal points stays */
+  /* Node n's points from replica number `from` on (up to its `points`),
+  ** their positions into a[0].pos, a[1].pos, ...: a node's points are the
+  ** same whatever the other nodes, and a node of more points makes the
+  ** same ones first (so a node whose count changed keeps a prefix). */
+  void (*make)(const ring *r, uint32_t n, uint32_t from, ring_point *a);
+  /* Of equal points of nodes a and b, does a's come first? NULL: the
+  ** order of rule.ties. */
+  int (*tie_before)(const ring *r, uint32_t a, uint32_t b);
+  unsigned flags;          /* RING_POINTS_* */
+} ring_points_maker;
+
+#define RING_POINTS_KEEP_TIES   0x01  /* equal points all stay, in tie
+                                      ** order (the later own nothing);
+                                      ** successor rule only */
+#define RING_POINTS_BY_JOIN     0x02  /* a node's points depend on its
+                                      ** rank in join order (haproxy's
+                                      ** server ids) */
+#define RING_POINTS_NO_REPLICAS 0x04  /* with KEEP_TIES: no r->replicas
+                                      ** (ch_points numbers points by the
+                                      ** descriptor's node_positions),
+                                      ** 4 bytes a point less; a node is
+                                      ** then kept whole or made again */
+
+/*
+** Make r's points as ring_points_place does, with each node's points made
+** by mk->make, and equal points ordered by tie rule then replica number.
+** When prev (any ring, or NULL) is a ring of the same config, each node
+** of the same name that lost no point to a tie there keeps its points
+** from prev (the first min(old, new count) of them; under BY_JOIN only if
+** its join rank is the same), only the others are made, sorted and merged
+** in: the result is the full build's, point for point. Sets each node's
+** `made` (what it made) and `points` (what it kept). RING_OK or
+** RING_NOMEM.
+*/
+int ring_points_make(ring *r, const ring *prev, const ring_points_maker *mk);
 
 /*
 ** Labels: is zLabel a label template (one %s, the node name; one %d, the
@@ -344,31 +381,27 @@ int ring_points_build(ring *r, const ring *prev,
 int ring_label_check(const char *zLabel, char *zErr, size_t nErr);
 
 /*
-** Node n's points, indexes first .. first+points-1, at the hash (r's hash
-** and seed) of their labels under template zLabel (checked), into aPos[0],
-** aPos[stride], ...
+** Node n's points from replica from on (indexes first+from ..
+** first+points-1), at the hash (r's hash and seed) of their labels under
+** template zLabel (checked), into aPos[0], aPos[stride], ...
 */
 void ring_label_hash(const ring *r, uint32_t n, const char *zLabel,
-                     uint32_t first, uint64_t *aPos, size_t stride);
+                     uint32_t first, uint32_t from, uint64_t *aPos,
+                     size_t stride);
+
+/* The same into a[0].pos, a[1].pos, ...: a ring_points_maker's make. */
+void ring_label_points(const ring *r, uint32_t n, const char *zLabel,
+                       uint32_t first, uint32_t from, ring_point *a);
 
 /*
-** Points made 4 per digest (ketama, hashring): digest(node, i, aPos) gives
-** node's points 4i .. 4i+3. ring_points_digests makes digests 0 ..
-** points/4-1 of every node, in the order of aOrder (all of r's nodes,
-** those whose equal points should win first), nTotal points in all, and
-** sets them as r's points (ring_points_set); ring_digest_positions is a
-** node_positions hook over the same digests (replica 4i+w is word w of
-** digest i). ring_digest_points makes node n's points 4i+w (digests
-** 0 .. nDigest-1) into a, for ring_points_place.
+** Points made 4 per digest (ketama, hashring, dubbo): digest(node, i,
+** aPos) gives node's points 4i .. 4i+3. ring_digest_make makes node n's
+** points from replica from on into a, as a ring_points_maker's make does.
 */
 typedef void (*ring_digest_fn)(const ring_node *node, uint32_t i,
                                uint64_t aPos[4]);
-int ring_points_digests(ring *r, const ring_node *const *aOrder,
-                        uint64_t nTotal, ring_digest_fn digest);
-void ring_digest_points(const ring *r, uint32_t n, uint32_t nDigest,
-                        ring_digest_fn digest, ring_point *a);
-uint32_t ring_digest_positions(const ring *r, uint32_t n,
-                               ring_digest_fn digest, uint64_t *aPos);
+void ring_digest_make(const ring *r, uint32_t n, uint32_t from,
+                      ring_digest_fn digest, ring_point *a);
 
 /* ketama's and hashring's digest i of a node: MD5 of "name-i". */
 void ring_digest_md5_dash(const ring_node *node, uint32_t i, uint64_t aPos[4]);

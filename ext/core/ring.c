@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#ifdef __linux__
+#include <sys/mman.h>            /* madvise: huge pages for big arrays */
+#endif
 
 #include "algo.h"
 #include "options.h"
@@ -28,6 +31,27 @@ void *ring_alloc(size_t n){
 
 void ring_dealloc(void *p){
   ring_free(p);
+}
+
+/* Arrays from this size on ask for huge pages (2 MB on x86-64 and arm64):
+** below it the pages a lookup touches fit the TLB anyway. */
+#define RING_HUGE_ARRAY (4u << 20)
+
+void *ring_alloc_lookup(size_t n){
+  void *p = ring_malloc(n);
+#if defined(MADV_HUGEPAGE)
+  /* Before the array is first written, so that its pages are made huge
+  ** as they fault in: only the whole huge pages inside it (an allocation
+  ** that large is a fresh mapping of its own under glibc); a kernel
+  ** without transparent huge pages ignores the advice. */
+  if( p && n>=RING_HUGE_ARRAY ){
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t hi = ((uintptr_t)p + n) & ~(huge - 1);
+    if( hi>lo ) madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+  }
+#endif
+  return p;
 }
 
 void ring_config_default(ring_config *cfg){
@@ -274,6 +298,7 @@ void ring_release(ring *r){
   ring_free(r->tokens);
   ring_free(r->replicas);
   ring_free(r->index);
+  ring_free(r->owner_table);
   ring_free(r->unit_owners);
   ring_free(r->state);
   ring_free(r);
@@ -440,6 +465,8 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
     node->join = (uint32_t)(p - aInput);
     r->by_join[node->join] = i;
     node->points = 0;
+    node->made = 0;
+    node->intact = 0;
     node->share = 0.0;
     zNames += p->name_len + 1;
     for(unsigned c=0; c<RING_MAX_COLUMNS; c++){
@@ -503,7 +530,7 @@ uint32_t ring_lookup(const ring *r, uint64_t pos){
   const ring_algo *a = r->config.algo;
   if( a->lookup ) return a->lookup(r, pos);
   if( a->units==RING_UNITS_POINTS && a->unit_of==NULL ){
-    return r->owners[ring_index_find(r, pos)];
+    return ring_index_owner(r, pos);
   }
   return ring_unit_owner(r, ring_unit_of(r, pos));
 }

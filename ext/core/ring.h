@@ -76,6 +76,11 @@ typedef struct ring_node {
   uint32_t join;           /* rank in the order the nodes joined: 0, 1, ...
                            ** (r->by_join is the other way round) */
   uint32_t points;         /* points on the ring, or slots in a table */
+  uint32_t made;           /* points rings: the points its algorithm made
+                           ** for it, of which ties took made - points
+                           ** (ring_points_make) */
+  uint32_t intact;         /* ... and how many of its first made it kept
+                           ** before the first it lost (made if none) */
   double share;            /* exact fraction of the hash space owned */
   /* The values of the algorithm's columns (algo.h), in its order: NUL-
   ** terminated, owned by the ring; a value not given is the column's
@@ -97,6 +102,10 @@ typedef struct ring {
   uint32_t *index;         /*   first point of each bucket of positions */
   unsigned index_shift;    /*   a position's bucket: pos >> index_shift, */
   uint32_t index_last;     /*   at most index_last (ring_index.c) */
+  uint32_t *owner_table;   /*   big rings: the owner of each of many finer
+                           **   buckets, or where to look (ring_index.c) */
+  unsigned owner_shift;    /*   a position's entry: pos >> owner_shift, */
+  uint32_t owner_last;     /*   at most owner_last */
   uint32_t n_units;        /* slots and buckets rings: */
   uint32_t *unit_owners;   /*   unit -> index in nodes */
   uint64_t *tokens;        /* points rings: the points, when positions are

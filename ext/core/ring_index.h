@@ -8,6 +8,10 @@
 
 #include "algo.h"
 
+/* Rings of this many points and more get an owner table (ring_index.c). */
+#define RING_OWNER_TABLE_POINTS 262144
+#define OWNER_TABLE_ESCAPE 0x80000000u
+
 /*
 ** The index of the point that owns pos: the first at or after it,
 ** wrapping to 0. The ring must have points.
@@ -44,6 +48,23 @@ static inline uint32_t ring_index_find(const ring *r, uint64_t pos){
   }
   while( i<n && p[i]<pos ) i++;
   return i==n ? 0 : i;
+}
+
+/*
+** The owner of pos under the successor rule: owners[ring_index_find(r,
+** pos)], through the owner table when the ring has one, so that a big
+** ring costs one cache line a lookup in the common case (a bucket without
+** a point); in a bucket with points, the scan starts at its first.
+*/
+static inline uint32_t ring_index_owner(const ring *r, uint64_t pos){
+  if( r->owner_table==NULL ) return r->owners[ring_index_find(r, pos)];
+  uint64_t b = pos >> r->owner_shift;
+  uint32_t e = r->owner_table[b<r->owner_last ? b : r->owner_last];
+  if( !(e & OWNER_TABLE_ESCAPE) ) return e;
+  const uint64_t *p = r->positions;
+  uint32_t i = e & ~OWNER_TABLE_ESCAPE, n = r->n_points;
+  while( i<n && p[i]<pos ) i++;
+  return r->owners[i==n ? 0 : i];
 }
 
 #endif

@@ -2,9 +2,20 @@
 ** ring_points.c: sorted point arrays, the shape most rings have (algo.h).
 **
 ** r->positions and r->owners list every point in ring order: by position,
-** and on equal positions in the order the algorithm made them. Three ways
-** to fill them:
+** and on equal positions in the order of a tie rule. Three ways to fill
+** them:
 **
+**   ring_points_make   every points algorithm's: the build says how a
+**                      node's points are made (a function, from a replica
+**                      number on) and the rule; a previous ring of the
+**                      same config already holds the points of every node
+**                      that kept all it made there: keep those (the first
+**                      min(old, new count) of each, with owners
+**                      renumbered), make only the rest, sort them and
+**                      merge the two sorted lists, then settle ties and
+**                      the arcs' ends as for a full build. Adding a node
+**                      to a ring of 10,000 costs a pass over its points
+**                      instead of 1.6M hashes and a sort;
 **   ring_points_place  the algorithm made every point: sort them (LSD
 **                      radix sort on the position: stable, so ties keep
 **                      the order they were made in), keep the winner of
@@ -12,20 +23,11 @@
 **                      into positions under a lookup rule (where each
 **                      point's arc ends) or into a table;
 **   ring_points_set    the same sort, every point kept, successor rule
-**                      only (ketama, hashring, envoy_ring, redis_cluster);
-**   ring_points_build  the algorithm hashes each node's points on demand
-**                      (the virtual-node ring): a previous ring of the
-**                      same config already holds the points of every node
-**                      whose name and point count did not change; keep
-**                      those (in order, with owners renumbered), hash and
-**                      sort only the other nodes' points, and merge the
-**                      two sorted lists. Adding a node to a ring of 1,000
-**                      costs a copy of the array instead of 160,000
-**                      hashes and a sort.
+**                      only (redis_cluster).
 **
 ** All end with the lookup index (ring_index.c). Equal positions go in the
-** order of a tie rule (ring_ties): node name, or join order either way
-** (ring_points_set: the order made).
+** order of a tie rule (ring_ties): node name, or join order either way, or
+** the build's own order (ring_points_set: the order made).
 **
 ** Labels (ring_label_*): the text a points ring hashes for point i of a
 ** node, from a template where %s is the node's name, %d the index i in
@@ -149,7 +151,8 @@ int ring_label_check(const char *zLabel, char *zErr, size_t nErr){
 }
 
 void ring_label_hash(const ring *r, uint32_t n, const char *zLabel,
-                     uint32_t first, uint64_t *aPos, size_t stride){
+                     uint32_t first, uint32_t from, uint64_t *aPos,
+                     size_t stride){
   const ring_node *node = &r->nodes[n];
   points_label_parts p;
   char zErr[8];
@@ -174,12 +177,21 @@ void ring_label_hash(const ring *r, uint32_t n, const char *zLabel,
   }
   memcpy(tail+nTail, p.lit[2], p.nLit[2]);
   nTail += p.nLit[2];
-  for(uint32_t i=0; i<node->points; i++){
+  for(uint32_t i=from; i<node->points; i++){
     size_t len = nHead + (size_t)ring_format_u32(first + i, text + nHead);
     memcpy(text+len, tail, nTail);
-    aPos[i*stride] = hash_bytes(r->config.hash, r->config.seed, text,
-                                len + nTail);
+    aPos[(i-from)*stride] = hash_bytes(r->config.hash, r->config.seed, text,
+                                       len + nTail);
   }
+}
+
+void ring_label_points(const ring *r, uint32_t n, const char *zLabel,
+                       uint32_t first, uint32_t from, ring_point *a){
+  /* a[i].pos is a uint64_t every sizeof(ring_point) bytes */
+  _Static_assert(sizeof(ring_point) % sizeof(uint64_t)==0,
+                 "ring_point is a whole number of positions");
+  ring_label_hash(r, n, zLabel, first, from, &a[0].pos,
+                  sizeof(ring_point)/sizeof(uint64_t));
 }
 
 /* ------------------------------------------------------------ points */
@@ -201,40 +213,10 @@ void ring_digest_md5_dash(const ring_node *node, uint32_t i, uint64_t aPos[4]){
   hash_md5_words(label, len, aPos);
 }
 
-int ring_points_digests(ring *r, const ring_node *const *aOrder,
-                        uint64_t nTotal, ring_digest_fn digest){
-  ring_point *aPoint = ring_alloc(sizeof(ring_point) * (nTotal ? nTotal : 1));
-  if( aPoint==NULL ) return RING_NOMEM;
-  uint32_t m = 0;
-  for(uint32_t o=0; o<r->n_nodes; o++){
-    uint32_t k = (uint32_t)(aOrder[o] - r->nodes);
-    for(uint32_t i=0; i<r->nodes[k].points/4; i++){
-      uint64_t aPos[4];
-      digest(&r->nodes[k], i, aPos);
-      for(uint32_t w=0; w<4; w++){
-        aPoint[m].pos = aPos[w];
-        aPoint[m].node = k;
-        m++;
-      }
-    }
-  }
-  int rc = ring_points_set(r, aPoint, (uint32_t)nTotal);
-  ring_dealloc(aPoint);
-  return rc;
-}
-
-uint32_t ring_digest_positions(const ring *r, uint32_t n,
-                               ring_digest_fn digest, uint64_t *aPos){
-  const ring_node *node = &r->nodes[n];
-  for(uint32_t i=0; i<node->points/4; i++) digest(node, i, aPos + 4*i);
-  return 0;
-}
-
-int ring_points_set(ring *r, ring_point *a, uint32_t n){
-  int rc = sort_points(a, n);
-  if( rc!=RING_OK ) return rc;
-  r->positions = ring_alloc(sizeof(uint64_t) * (n ? n : 1));
-  r->owners = ring_alloc(sizeof(uint32_t) * (n ? n : 1));
+/* The n sorted points of a as r's points, every one kept, and the index. */
+static int points_store(ring *r, const ring_point *a, uint32_t n){
+  r->positions = ring_alloc_lookup(sizeof(uint64_t) * (n ? n : 1));
+  r->owners = ring_alloc_lookup(sizeof(uint32_t) * (n ? n : 1));
   if( r->positions==NULL || r->owners==NULL ) return RING_NOMEM;
   for(uint32_t i=0; i<n; i++){
     r->positions[i] = a[i].pos;
@@ -242,6 +224,12 @@ int ring_points_set(ring *r, ring_point *a, uint32_t n){
   }
   r->n_points = n;
   return ring_index_build(r);
+}
+
+int ring_points_set(ring *r, ring_point *a, uint32_t n){
+  int rc = sort_points(a, n);
+  if( rc!=RING_OK ) return rc;
+  return points_store(r, a, n);
 }
 
 /* Node n's place in the order of tie rule ties: the lower wins a tie. */
@@ -255,31 +243,38 @@ static uint32_t points_tie_rank(const ring *r, ring_ties ties, uint32_t n){
 
 /* ------------------------------------------------- ring_points_place */
 
-void ring_digest_points(const ring *r, uint32_t n, uint32_t nDigest,
-                        ring_digest_fn digest, ring_point *a){
-  for(uint32_t i=0; i<nDigest; i++){
+void ring_digest_make(const ring *r, uint32_t n, uint32_t from,
+                      ring_digest_fn digest, ring_point *a){
+  const ring_node *node = &r->nodes[n];
+  for(uint32_t i=from/4; i<node->points/4; i++){
     uint64_t aPos[4];
-    digest(&r->nodes[n], i, aPos);
+    digest(node, i, aPos);
     for(uint32_t w=0; w<4; w++){
-      a[4*i+w].pos = aPos[w];
-      a[4*i+w].node = n;
+      if( 4*i+w>=from ) a[4*i+w-from].pos = aPos[w];
     }
   }
 }
 
-/* Put each run of equal positions of a (sorted stably, so each run is in
-** the order made) in tie order: by the nodes' tie rank, and one node's
-** points in the order made. Runs are rare and short: an insertion sort,
-** stable. */
-static void place_order_ties(const ring *r, ring_point *a, uint32_t n,
-                             ring_ties ties){
+/* Does point x come after point p, equal to it, under mk's tie order:
+** its node after p's, or the same node's point made later? */
+static int tie_after(const ring *r, const ring_points_maker *mk,
+                     const ring_point *x, const ring_point *p){
+  if( x->node==p->node ) return x->made>p->made;
+  if( mk->tie_before ) return mk->tie_before(r, p->node, x->node);
+  return points_tie_rank(r, mk->rule.ties, x->node)
+       > points_tie_rank(r, mk->rule.ties, p->node);
+}
+
+/* Put each run of equal positions of a (sorted by position) in tie order:
+** by mk's order of nodes, and one node's points in the order made. Runs
+** are rare and short: an insertion sort. */
+static void place_order_ties(const ring *r, const ring_points_maker *mk,
+                             ring_point *a, uint32_t n){
   for(uint32_t i=1; i<n; i++){
     if( a[i].pos!=a[i-1].pos ) continue;
     ring_point p = a[i];
-    uint32_t rank = points_tie_rank(r, ties, p.node);
     uint32_t j = i;
-    while( j>0 && a[j-1].pos==p.pos
-        && points_tie_rank(r, ties, a[j-1].node)>rank ){
+    while( j>0 && a[j-1].pos==p.pos && tie_after(r, mk, &a[j-1], &p) ){
       a[j] = a[j-1];
       j--;
     }
@@ -290,9 +285,11 @@ static void place_order_ties(const ring *r, ring_point *a, uint32_t n,
 /* Keep the first point of each run of equal positions of a: returns how
 ** many are left. */
 static uint32_t place_drop_ties(ring_point *a, uint32_t n){
-  uint32_t m = 0;
-  for(uint32_t i=0; i<n; i++){
-    if( m>0 && a[m-1].pos==a[i].pos ) continue;
+  if( n==0 ) return 0;
+  uint32_t m = 1;
+  while( m<n && a[m].pos!=a[m-1].pos ) m++;     /* nothing to move yet */
+  for(uint32_t i=m; i<n; i++){
+    if( a[m-1].pos==a[i].pos ) continue;
     a[m++] = a[i];
   }
   return m;
@@ -354,15 +351,20 @@ static int place_table(ring *r, const ring_point *a, uint32_t m,
   return RING_OK;
 }
 
-int ring_points_place(ring *r, ring_point *a, uint32_t n,
-                      const ring_points_rule *rule){
+/*
+** The n points of a, sorted and in tie order (their `made` numbering the
+** order they were made, each below n), made r's placement under mk: ties
+** settled, points numbered, arcs' ends, tokens, the index. aBase: NULL,
+** or where each node's points start in the `made` numbering (each node's
+** `points` already what it made), so that with no tie settled a point's
+** replica number is made - aBase[node].
+*/
+static int place_sorted(ring *r, ring_point *a, uint32_t n,
+                        const ring_points_maker *mk, const uint32_t *aBase){
+  const ring_points_rule *rule = &mk->rule;
   unsigned bits = ring_space_bits(&r->config);
   uint64_t top = bits==64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
-  for(uint32_t i=0; i<n; i++) a[i].made = i;
-  int rc = sort_points(a, n);
-  if( rc!=RING_OK ) return rc;
-  place_order_ties(r, a, n, rule->ties);
-  uint32_t m = place_drop_ties(a, n);
+  uint32_t m = (mk->flags & RING_POINTS_KEEP_TIES) ? n : place_drop_ties(a, n);
   if( m==0 ){
     for(uint32_t k=0; k<r->n_nodes; k++) r->nodes[k].points = 0;
     return RING_OK;
@@ -370,12 +372,21 @@ int ring_points_place(ring *r, ring_point *a, uint32_t n,
   if( rule->lookup==RING_LOOKUP_TABLE ){
     return place_table(r, a, m, rule->table, top);
   }
+  if( mk->flags & RING_POINTS_NO_REPLICAS ){
+    for(uint32_t k=0; k<r->n_nodes; k++) r->nodes[k].intact = r->nodes[k].made;
+    return points_store(r, a, m);
+  }
 
-  uint32_t *aReplica = ring_alloc(sizeof(uint32_t) * m);
-  if( aReplica==NULL ) return RING_NOMEM;
-  rc = place_number(r, a, m, n, aReplica);
-  r->positions = ring_alloc(sizeof(uint64_t) * m);
-  r->owners = ring_alloc(sizeof(uint32_t) * m);
+  /* Replica numbers: from aBase when every point stayed, else counted. */
+  uint32_t *aReplica = NULL;
+  int rc = RING_OK;
+  if( m<n || aBase==NULL ){
+    aReplica = ring_alloc(sizeof(uint32_t) * m);
+    if( aReplica==NULL ) return RING_NOMEM;
+    rc = place_number(r, a, m, n, aReplica);
+  }
+  r->positions = ring_alloc_lookup(sizeof(uint64_t) * m);
+  r->owners = ring_alloc_lookup(sizeof(uint32_t) * m);
   r->replicas = ring_alloc(sizeof(uint32_t) * m);
   if( rule->lookup!=RING_LOOKUP_SUCCESSOR ){
     r->tokens = ring_alloc(sizeof(uint64_t) * m);
@@ -389,149 +400,192 @@ int ring_points_place(ring *r, ring_point *a, uint32_t n,
 
   /* The ends ascend from point 0 on but for at most one that wraps past
   ** top, and so is the lowest (or the highest): the units start at the
-  ** point after the descent. */
+  ** point after the descent. The ends wait in r->tokens, in a's order. */
   uint32_t start = 0;
   if( r->tokens ){
-    uint64_t prev = place_arc_end(a, m, 0, rule->lookup, top);
-    for(uint32_t k=1; k<m; k++){
-      uint64_t e = place_arc_end(a, m, k, rule->lookup, top);
-      if( e<prev ){
-        start = k;
-        break;
-      }
-      prev = e;
+    for(uint32_t k=0; k<m; k++){
+      r->tokens[k] = place_arc_end(a, m, k, rule->lookup, top);
+      if( start==0 && k>0 && r->tokens[k]<r->tokens[k-1] ) start = k;
+    }
+    for(uint32_t j=0; j<m; j++){
+      uint32_t k = start+j<m ? start+j : start+j-m;
+      r->positions[j] = r->tokens[k];
+      r->owners[j] = a[k].node;
+    }
+    for(uint32_t j=0; j<m; j++){
+      r->tokens[j] = a[start+j<m ? start+j : start+j-m].pos;
+    }
+  }else{
+    for(uint32_t j=0; j<m; j++){           /* the successor rule: no ends */
+      r->positions[j] = a[j].pos;
+      r->owners[j] = a[j].node;
     }
   }
   for(uint32_t j=0; j<m; j++){
     uint32_t k = start+j<m ? start+j : start+j-m;
-    r->positions[j] = place_arc_end(a, m, k, rule->lookup, top);
-    if( r->tokens ) r->tokens[j] = a[k].pos;
-    r->owners[j] = a[k].node;
-    r->replicas[j] = aReplica[k];
+    r->replicas[j] = aReplica ? aReplica[k] : a[k].made - aBase[a[k].node];
+  }
+  /* A node's points before the first it lost keep their numbers: the
+  ** first point numbered otherwise than made marks the loss. */
+  for(uint32_t k=0; k<r->n_nodes; k++){
+    r->nodes[k].intact = aBase ? r->nodes[k].points : 0;
+  }
+  for(uint32_t k=0; aBase && k<m; k++){
+    ring_node *node = &r->nodes[a[k].node];
+    uint32_t replica = aReplica ? aReplica[k] : a[k].made - aBase[a[k].node];
+    if( replica!=a[k].made - aBase[a[k].node] && replica<node->intact ){
+      node->intact = replica;
+    }
   }
   ring_dealloc(aReplica);
   r->n_points = m;
   return ring_index_build(r);
 }
 
-/* Hash the points of node n of r into a, in replica order. */
-static void hash_node_points(const ring *r, uint32_t n, ring_point *a,
-                             void (*hash_node)(const ring *, uint32_t,
-                                               uint64_t *, size_t)){
-  /* a[i].pos is a uint64_t every sizeof(ring_point) bytes */
-  _Static_assert(sizeof(ring_point) % sizeof(uint64_t)==0,
-                 "ring_point is a whole number of positions");
-  hash_node(r, n, &a[0].pos, sizeof(ring_point)/sizeof(uint64_t));
-  for(uint32_t i=0; i<r->nodes[n].points; i++) a[i].node = n;
+int ring_points_place(ring *r, ring_point *a, uint32_t n,
+                      const ring_points_rule *rule){
+  ring_points_maker mk = { .rule = *rule };
+  for(uint32_t i=0; i<n; i++) a[i].made = i;
+  int rc = sort_points(a, n);
+  if( rc!=RING_OK ) return rc;
+  place_order_ties(r, &mk, a, n);
+  return place_sorted(r, a, n, &mk, NULL);
+}
+
+/* ------------------------------------------------- ring_points_make */
+
+/* Can r keep points of prev under mk? prev must be of the same config,
+** have points, and number them as mk does. */
+static int make_can_reuse(const ring *r, const ring *prev,
+                          const ring_points_maker *mk){
+  if( prev==NULL || prev->n_points==0 || mk->rule.lookup==RING_LOOKUP_TABLE
+   || !options_same(&prev->config, &r->config) ){
+    return 0;
+  }
+  int bNoReplicas = (mk->flags & RING_POINTS_NO_REPLICAS)!=0;
+  return bNoReplicas ? prev->replicas==NULL : prev->replicas!=NULL;
 }
 
 /*
-** Put every run of equal positions in tie order again (stable, so one
-** node's points there stay in the order they were made). Needed after a
-** merge with a previous ring under a join-order rule: a node that left and
-** joined again keeps its name and points but changes its place in the
-** join order. Runs are rare and short.
+** Match r's nodes with prev's by name (both are sorted by name): aKeep[j]
+** is how many of node j's first points prev holds and r keeps, aFrom[o]
+** the index in r of prev's node o when it keeps some (else UINT32_MAX).
+** Returns how many points are kept in all.
 */
-static void points_retie_runs(ring *r, ring_ties ties){
-  for(uint32_t i=1; i<r->n_points; i++){
-    if( r->positions[i]!=r->positions[i-1] ) continue;
-    uint32_t owner = r->owners[i], rank = points_tie_rank(r, ties, owner);
-    uint32_t j = i;
-    while( j>0 && r->positions[j-1]==r->positions[i]
-        && points_tie_rank(r, ties, r->owners[j-1])>rank ){
-      r->owners[j] = r->owners[j-1];
-      j--;
-    }
-    r->owners[j] = owner;
+static uint32_t make_match(const ring *r, const ring *prev,
+                           const ring_points_maker *mk, uint32_t *aKeep,
+                           uint32_t *aFrom){
+  uint32_t nKept = 0, j = 0;
+  for(uint32_t o=0; o<prev->n_nodes; o++){
+    const ring_node *old = &prev->nodes[o];
+    aFrom[o] = UINT32_MAX;
+    int c = 1;
+    while( j<r->n_nodes && (c = node_compare(&r->nodes[j], old))<0 ) j++;
+    if( j>=r->n_nodes || c!=0 ) continue;
+    const ring_node *node = &r->nodes[j];
+    if( (mk->flags & RING_POINTS_BY_JOIN) && old->join!=node->join ) continue;
+    /* Points after the first it lost to a tie there may be numbered
+    ** otherwise here, and the lost one may win: made again. */
+    uint32_t k = old->intact<node->made ? old->intact : node->made;
+    if( (mk->flags & RING_POINTS_NO_REPLICAS) && old->made!=node->made ) k = 0;
+    if( k==0 ) continue;
+    aFrom[o] = j;
+    aKeep[j] = k;
+    nKept += k;
   }
+  return nKept;
 }
 
-int ring_points_build(ring *r, const ring *prev,
-                      void (*hash_node)(const ring *r, uint32_t n,
-                                        uint64_t *aPos, size_t stride),
-                      ring_ties ties){
-  r->n_points = 0;
-  for(uint32_t n=0; n<r->n_nodes; n++) r->n_points += r->nodes[n].points;
-  if( r->n_points==0 ) return RING_OK;
-  if( prev && (!options_same(&prev->config, &r->config) || prev->n_points==0) ){
-    prev = NULL;
-  }
-  r->positions = ring_alloc(sizeof(uint64_t) * r->n_points);
-  r->owners = ring_alloc(sizeof(uint32_t) * r->n_points);
-  /* keep[n]: node n's points are in prev; from[o]: new index of prev's
-  ** node o, or UINT32_MAX if its points are not kept. */
-  uint8_t *keep = ring_alloc(r->n_nodes);
-  uint32_t *from = prev ? ring_alloc(sizeof(uint32_t) * prev->n_nodes) : NULL;
-  uint32_t *order = ring_alloc(sizeof(uint32_t) * r->n_nodes);
-  ring_point *aNew = NULL;
-  int rc = RING_NOMEM;
-  if( r->positions==NULL || r->owners==NULL || keep==NULL
-   || (prev && from==NULL) || order==NULL ){
-    goto done;
-  }
-  for(uint32_t n=0; n<r->n_nodes; n++) order[points_tie_rank(r, ties, n)] = n;
-
-  /* Match nodes by name (both lists are sorted by name). */
-  memset(keep, 0, r->n_nodes);
-  uint32_t nKept = 0;
-  if( prev ){
-    uint32_t i = 0, j = 0;
-    for(; i<prev->n_nodes; i++){
-      from[i] = UINT32_MAX;
-      int c = 1;
-      while( j<r->n_nodes
-          && (c = node_compare(&r->nodes[j], &prev->nodes[i]))<0 ) j++;
-      if( j<r->n_nodes && c==0 && r->nodes[j].points==prev->nodes[i].points ){
-        from[i] = j;
-        keep[j] = 1;
-        nKept += r->nodes[j].points;
-      }
+/*
+** Merge prev's kept points (node and `made` in r's terms: aBase[j] +
+** replica number) with the nNew sorted points of aNew into a, by position.
+*/
+static void make_merge(const ring *prev, const uint32_t *aKeep,
+                       const uint32_t *aFrom, const uint32_t *aBase,
+                       const ring_point *aNew, uint32_t nNew, ring_point *a){
+  const uint64_t *aTok = prev->tokens ? prev->tokens : prev->positions;
+  uint32_t n = prev->n_points, start = 0, out = 0, i = 0;
+  /* Tokens are the points in position order but for a rotation (ends that
+  ** wrap come first or last): start at the lowest. */
+  for(uint32_t k=1; prev->tokens && k<n; k++){
+    if( aTok[k]<aTok[k-1] ){
+      start = k;
+      break;
     }
   }
+  for(uint32_t q=0; q<n; q++){
+    uint32_t p = start+q<n ? start+q : start+q-n;
+    uint32_t j = aFrom[prev->owners[p]];
+    if( j==UINT32_MAX ) continue;
+    uint32_t replica = prev->replicas ? prev->replicas[p] : 0;
+    if( replica>=aKeep[j] ) continue;
+    uint64_t pos = aTok[p];
+    while( i<nNew && aNew[i].pos<pos ) a[out++] = aNew[i++];
+    a[out].pos = pos;
+    a[out].node = j;
+    a[out++].made = aBase[j] + replica;
+  }
+  while( i<nNew ) a[out++] = aNew[i++];
+}
 
-  /* Hash and sort the points of the other nodes. */
-  uint32_t nNew = r->n_points - nKept;
-  aNew = ring_alloc(sizeof(ring_point) * (nNew ? nNew : 1));
+int ring_points_make(ring *r, const ring *prev, const ring_points_maker *mk){
+  uint32_t nNode = r->n_nodes;
+  uint64_t total = 0;
+  for(uint32_t j=0; j<nNode; j++){
+    r->nodes[j].made = r->nodes[j].points;
+    total += r->nodes[j].points;
+  }
+  if( total==0 ){
+    for(uint32_t j=0; j<nNode; j++) r->nodes[j].points = 0;
+    return RING_OK;
+  }
+  int bReuse = make_can_reuse(r, prev, mk);
+  uint32_t *aBase = ring_alloc(sizeof(uint32_t) * nNode);  /* first made */
+  uint32_t *aKeep = ring_alloc(sizeof(uint32_t) * nNode);
+  uint32_t *aFrom = bReuse ? ring_alloc(sizeof(uint32_t) * prev->n_nodes)
+                           : NULL;
+  ring_point *a = ring_alloc(sizeof(ring_point) * total);
+  ring_point *aNew = NULL;
+  int rc = RING_NOMEM;
+  if( aBase==NULL || aKeep==NULL || (bReuse && aFrom==NULL) || a==NULL ){
+    goto done;
+  }
+  uint32_t sum = 0;
+  for(uint32_t j=0; j<nNode; j++){
+    aBase[j] = sum;
+    sum += r->nodes[j].made;
+  }
+  memset(aKeep, 0, sizeof(uint32_t) * nNode);
+  uint32_t nKept = bReuse ? make_match(r, prev, mk, aKeep, aFrom) : 0;
+
+  /* Make the points not kept, and sort them. */
+  uint32_t nNew = (uint32_t)total - nKept;
+  aNew = nKept ? ring_alloc(sizeof(ring_point) * (nNew ? nNew : 1)) : a;
   if( aNew==NULL ) goto done;
   uint32_t k = 0;
-  for(uint32_t t=0; t<r->n_nodes; t++){          /* in tie order */
-    uint32_t n = order[t];
-    if( keep[n] ) continue;
-    hash_node_points(r, n, &aNew[k], hash_node);
-    k += r->nodes[n].points;
+  for(uint32_t j=0; j<nNode; j++){
+    uint32_t from = aKeep[j], nMake = r->nodes[j].made - from;
+    if( nMake==0 ) continue;
+    mk->make(r, j, from, &aNew[k]);
+    for(uint32_t i=0; i<nMake; i++){
+      aNew[k+i].node = j;
+      aNew[k+i].made = aBase[j] + from + i;
+    }
+    k += nMake;
   }
   rc = sort_points(aNew, nNew);
   if( rc!=RING_OK ) goto done;
 
-  /* Merge prev's kept points with the new ones. Ties: a kept point and a
-  ** new one are never of the same node, so the node order decides; kept
-  ** points keep their relative order, which node renumbering preserves.
-  ** Under a join-order rule points_retie_runs puts the runs right afterwards. */
-  uint32_t out = 0, a = 0;
-  uint32_t nPrev = prev ? prev->n_points : 0;
-  for(uint32_t p=0; p<nPrev; p++){
-    uint32_t owner = from[prev->owners[p]];
-    if( owner==UINT32_MAX ) continue;
-    uint64_t pos = prev->positions[p];
-    while( a<nNew && (aNew[a].pos<pos
-                      || (aNew[a].pos==pos && aNew[a].node<owner)) ){
-      r->positions[out] = aNew[a].pos;
-      r->owners[out++] = aNew[a++].node;
-    }
-    r->positions[out] = pos;
-    r->owners[out++] = owner;
-  }
-  for(; a<nNew; a++){
-    r->positions[out] = aNew[a].pos;
-    r->owners[out++] = aNew[a].node;
-  }
-  if( prev && ties!=RING_TIES_NAME ) points_retie_runs(r, ties);
-  rc = ring_index_build(r);
+  /* Merge them with the points kept (none: aNew is a). */
+  if( nKept ) make_merge(prev, aKeep, aFrom, aBase, aNew, nNew, a);
+  place_order_ties(r, mk, a, (uint32_t)total);
+  rc = place_sorted(r, a, (uint32_t)total, mk, aBase);
 
 done:
-  ring_dealloc(order);
-  ring_dealloc(aNew);
-  ring_dealloc(from);
-  ring_dealloc(keep);
+  if( aNew!=a ) ring_dealloc(aNew);
+  ring_dealloc(a);
+  ring_dealloc(aFrom);
+  ring_dealloc(aKeep);
+  ring_dealloc(aBase);
   return rc;
 }

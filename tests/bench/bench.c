@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 #ifdef BENCH_LIBMEMCACHED
@@ -240,20 +241,19 @@ static void bench_per_row(sqlite3 *db){
 
 /* ------------------------------- 9: the routers' algorithms per row */
 
-/* The algorithms that reproduce a router, each timed next to ketama (the
-** first): ch_locate ns/row on rings of 10 and 100 nodes node-0000.., each
-** with its own defaults. One line per algorithm. */
-static const char *const azRouterAlgo[] = {
-  "ketama",
-  "nginx",
-  "hashring",
-  "haproxy",
-  "dubbo",
-  "envoy_ring",
-  "redis_cluster",
-  "pymemcache",
-};
-#define N_ROUTER_ALGO (int)(sizeof(azRouterAlgo)/sizeof(azRouterAlgo[0]))
+/* The algorithms that reproduce a router or client library (those whose
+** descriptor says what it reproduces, in registry order), each timed next
+** to ketama: ch_locate ns/row on rings of 10 and 100 nodes node-0000..,
+** each with its own defaults. One line per algorithm. */
+#define MAX_ROUTER_ALGO 64
+
+static int router_algos(const char **azName){
+  int n = 0;
+  for(int i=0; ring_algos[i] && n<MAX_ROUTER_ALGO; i++){
+    if( ring_algos[i]->doc.reproduces ) azName[n++] = ring_algos[i]->name;
+  }
+  return n;
+}
 
 static void bench_routers(sqlite3 *db){
   static const int aNode[] = { 10, 100 };
@@ -261,10 +261,16 @@ static void bench_routers(sqlite3 *db){
          nReps);
   printf("| algorithm | 10 nodes | 100 nodes | /ketama at 100 |\n"
          "|---|---:|---:|---:|\n");
-  double aNs[2][N_ROUTER_ALGO];
+  const char *azRouterAlgo[MAX_ROUTER_ALGO];
+  int nAlgo = router_algos(azRouterAlgo);
+  int iKetama = 0;
+  for(int a=0; a<nAlgo; a++){
+    if( strcmp(azRouterAlgo[a], "ketama")==0 ) iKetama = a;
+  }
+  double aNs[2][MAX_ROUTER_ALGO];
   for(int i=0; i<2; i++){
-    char *az[N_ROUTER_ALGO];
-    for(int a=0; a<N_ROUTER_ALGO; a++){
+    char *az[MAX_ROUTER_ALGO] = { 0 };
+    for(int a=0; a<nAlgo; a++){
       char *zSql = sqlite3_mprintf(
           "CREATE VIRTUAL TABLE \"rt_%s_%d\" USING chash(algorithm=%s);"
           "WITH RECURSIVE s(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM s"
@@ -277,12 +283,12 @@ static void bench_routers(sqlite3 *db){
       az[a] = sqlite3_mprintf("SELECT count(ch_locate(id, 'rt_%s_%d')) " SCAN,
                               azRouterAlgo[a], aNode[i]);
     }
-    time_queries(db, (const char *const *)az, N_ROUTER_ALGO, aNs[i]);
-    for(int a=0; a<N_ROUTER_ALGO; a++) sqlite3_free(az[a]);
+    time_queries(db, (const char *const *)az, nAlgo, aNs[i]);
+    for(int a=0; a<nAlgo; a++) sqlite3_free(az[a]);
   }
-  for(int a=0; a<N_ROUTER_ALGO; a++){
+  for(int a=0; a<nAlgo; a++){
     printf("| %s | %.1f | %.1f | %.2f |\n", azRouterAlgo[a], aNs[0][a],
-           aNs[1][a], aNs[1][a]/aNs[1][0]);
+           aNs[1][a], aNs[1][a]/aNs[1][iKetama]);
   }
 }
 
@@ -315,55 +321,129 @@ static void bench_inline_json(sqlite3 *db){
 /* ------------------------------------- 8: one-row statements */
 
 /*
-** The cost of a statement that places one key, as an application asking
-** "where does key K live?" runs it: prepared once, then bound, stepped and
-** reset. Outside a transaction the spec resolves to the ring the
-** connection remembers (spec.c: fast_get); inside one it is looked up
-** with queries every statement.
+** Time each of the n statements in ap (one row each, taking one integer
+** parameter), nStmt executions apiece per repetition, the statements
+** taking turns; the median us per statement of each into aUs. bBegin[i]:
+** statement i runs inside BEGIN ... COMMIT on db.
 */
-static void bench_statements(sqlite3 *db){
-  enum { NSTMT = 2000 };
-  static const char *const azSql[] = {
-    "SELECT ch_hash(?1)",
-    "SELECT ch_locate(?1, 'r100')",
-    "SELECT ch_locate(?1, 'r100')",
-  };
-  static const char *const azLabel[] = {
-    "ch_hash(?)", "ch_locate(?, 'r100')",
-    "ch_locate(?, 'r100') inside BEGIN ... COMMIT",
-  };
-  printf("\n## 8. One-row statements (prepared once; bind, step, reset),"
-         " us/statement (median of %d x %d)\n\n", nReps, NSTMT);
-  double a[3][64];
-  sqlite3_stmt *ap[3];
-  for(int i=0; i<3; i++){
-    if( sqlite3_prepare_v2(db, azSql[i], -1, &ap[i], NULL)!=SQLITE_OK ){
-      die(db, azSql[i]);
-    }
-  }
+static void time_statements(sqlite3 *db, sqlite3_stmt **ap, const int *bBegin,
+                            int n, int nStmt, double *aUs){
+  double (*a)[64] = calloc(n, sizeof(*a));
   for(int r=0; r<nReps; r++){
-    for(int j=0; j<3; j++){
-      int k = (j + r) % 3;
-      if( k==2 ) exec(db, "BEGIN");
+    for(int j=0; j<n; j++){
+      int k = (j + r) % n;                   /* rotate who goes first */
+      if( bBegin[k] ) exec(db, "BEGIN");
       double t0 = now_ns();
-      for(int n=0; n<NSTMT; n++){
-        sqlite3_bind_int(ap[k], 1, n);
-        if( sqlite3_step(ap[k])!=SQLITE_ROW ) die(db, azSql[k]);
+      for(int i=0; i<nStmt; i++){
+        sqlite3_bind_int(ap[k], 1, 1 + i % 1000);
+        if( sqlite3_step(ap[k])!=SQLITE_ROW ) die(sqlite3_db_handle(ap[k]), sqlite3_sql(ap[k]));
         sqlite3_reset(ap[k]);
       }
-      a[k][r] = (now_ns() - t0) / NSTMT / 1e3;
-      if( k==2 ) exec(db, "COMMIT");
+      a[k][r] = (now_ns() - t0) / nStmt / 1e3;
+      if( bBegin[k] ) exec(db, "COMMIT");
     }
   }
-  double us[3];
-  for(int i=0; i<3; i++){
-    us[i] = median(a[i], nReps);
-    sqlite3_finalize(ap[i]);
+  for(int i=0; i<n; i++) aUs[i] = median(a[i], nReps);
+  free(a);
+}
+
+/*
+** A database file of its own (removed at the end) with ring r (100 nodes)
+** and an ordinary table t of 1,000 rows: the one-row statement a router
+** runs against the one-row read any table costs in a file, where knowing
+** the ring is current takes the read transaction such a read takes.
+*/
+static sqlite3 *open_file_db(const char *zExt, char *zPath){
+  sqlite3 *db;
+  remove(zPath);
+  if( sqlite3_open(zPath, &db)!=SQLITE_OK ) die(db, "open");
+  sqlite3_enable_load_extension(db, 1);
+  char *zErr = NULL;
+  if( sqlite3_load_extension(db, zExt, "sqlite3_chash_init", &zErr)!=SQLITE_OK ){
+    fprintf(stderr, "bench: cannot load %s: %s\n", zExt, zErr);
+    exit(1);
   }
-  printf("| statement | us | / ch_hash |\n|---|---:|---:|\n");
-  for(int i=0; i<3; i++){
-    printf("| %s | %.2f | %.1f |\n", azLabel[i], us[i], us[i]/us[0]);
+  make_ring(db, "r", 100);
+  exec(db, "CREATE TABLE t(id INTEGER PRIMARY KEY, name TEXT);"
+           "WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM s"
+           " WHERE x<1000) INSERT INTO t SELECT x, 'name-'||x FROM s");
+  return db;
+}
+
+/*
+** The cost of a statement that places one key, as an application asking
+** "where does key K live?" runs it: prepared once, then bound, stepped and
+** reset. The spec resolves to the ring the connection remembers, checked
+** with one kept query of the ring's stamp (spec.c: fast_get), which in
+** memory costs what a one-row table read costs, and in a file the read
+** transaction a table read takes. Ratios against ch_hash (in memory) and
+** a one-row SELECT from a table (in a file), with their targets.
+*/
+static void bench_statements(sqlite3 *db, const char *zExt){
+  enum { NSTMT = 2000, NMEM = 4 };
+  static const char *const azMem[NMEM] = {
+    "SELECT ch_hash(?1)",
+    "SELECT ch_locate(?1, 'r100')",
+    "SELECT ch_moved(?1, 'r100@1', 'r100')",
+    "SELECT ch_locate(?1, 'r100')",
+  };
+  static const int bMemBegin[NMEM] = { 0, 0, 0, 1 };
+  static const char *const azFile[2] = {
+    "SELECT name FROM t WHERE id=?1",
+    "SELECT ch_locate(?1, 'r')",
+  };
+  static const int bFileBegin[2] = { 0, 0 };
+  printf("\n## 8. One-row statements (prepared once; bind, step, reset),"
+         " us/statement (median of %d x %d)\n\n", nReps, NSTMT);
+  sqlite3_stmt *ap[NMEM];
+  double usMem[NMEM], usFile[2];
+  for(int i=0; i<NMEM; i++){
+    if( sqlite3_prepare_v2(db, azMem[i], -1, &ap[i], NULL)!=SQLITE_OK ){
+      die(db, azMem[i]);
+    }
   }
+  time_statements(db, ap, bMemBegin, NMEM, NSTMT, usMem);
+  for(int i=0; i<NMEM; i++) sqlite3_finalize(ap[i]);
+
+  char zDir[] = "/tmp/chash-bench-XXXXXX";
+  if( mkdtemp(zDir)==NULL ){
+    fprintf(stderr, "bench: cannot make a directory in /tmp\n");
+    exit(1);
+  }
+  char *zPath = sqlite3_mprintf("%s/one-row.db", zDir);
+  sqlite3 *pFile = open_file_db(zExt, zPath);
+  for(int i=0; i<2; i++){
+    if( sqlite3_prepare_v2(pFile, azFile[i], -1, &ap[i], NULL)!=SQLITE_OK ){
+      die(pFile, azFile[i]);
+    }
+  }
+  time_statements(pFile, ap, bFileBegin, 2, NSTMT, usFile);
+  for(int i=0; i<2; i++) sqlite3_finalize(ap[i]);
+  sqlite3_close(pFile);
+  remove(zPath);
+  char *zJournal = sqlite3_mprintf("%s-journal", zPath);
+  remove(zJournal);
+  sqlite3_free(zJournal);
+  sqlite3_free(zPath);
+  rmdir(zDir);
+
+  printf("| statement | us |\n|---|---:|\n");
+  for(int i=0; i<NMEM; i++){
+    printf("| `%s`%s, in memory | %.2f |\n", azMem[i],
+           bMemBegin[i] ? " inside BEGIN ... COMMIT" : "", usMem[i]);
+  }
+  for(int i=0; i<2; i++){
+    printf("| `%s`, in a file | %.2f |\n", azFile[i], usFile[i]);
+  }
+  double locate = usMem[1]/usMem[0], moved = usMem[2]/usMem[0];
+  double file = usFile[1]/usFile[0];
+  printf("\n| ratio | figure | target | |\n|---|---:|---:|---|\n");
+  printf("| ch_locate / ch_hash, in memory | %.2f | <= 2.0 | %s |\n", locate,
+         verdict(locate<=2.0));
+  printf("| ch_moved / ch_hash, in memory | %.2f | <= 3.0 | %s |\n", moved,
+         verdict(moved<=3.0));
+  printf("| ch_locate / one-row table SELECT, in a file | %.2f | <= 1.5 | %s |\n",
+         file, verdict(file<=1.5));
 }
 
 /* ---------------------------------------------- 5: build through SQL */
@@ -417,6 +497,186 @@ static void bench_build_sql(sqlite3 *db){
   free(aSecond);
   free(aLook1);
   free(aLook2);
+}
+
+/* ---------------------------------------- 11: commits and history */
+
+/* Commit n versions of ring zName: node n1 renamed to x and back. */
+static void add_history(sqlite3 *db, const char *zName, int n){
+  char *zTo = sqlite3_mprintf("UPDATE \"%w\" SET node='x' WHERE node='n1'",
+                              zName);
+  char *zBack = sqlite3_mprintf("UPDATE \"%w\" SET node='n1' WHERE node='x'",
+                                zName);
+  for(int i=0; i<n; i++) exec(db, i%2 ? zBack : zTo);
+  sqlite3_free(zTo);
+  sqlite3_free(zBack);
+}
+
+/* Ring zName of nNode nodes n1.. (one version) under chash(zArgs). */
+static void make_ring_of(sqlite3 *db, const char *zName, const char *zArgs,
+                         int nNode){
+  char *zSql = sqlite3_mprintf(
+      "CREATE VIRTUAL TABLE \"%w\" USING chash(%s);"
+      "WITH RECURSIVE s(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM s WHERE x<%d)"
+      " INSERT INTO \"%w\"(node) SELECT 'n' || x FROM s",
+      zName, zArgs, nNode, zName);
+  exec(db, zSql);
+  sqlite3_free(zSql);
+}
+
+/* Median ms a commit of a rename on ring zName (over 100 of them). */
+static double commit_ms(sqlite3 *db, const char *zName){
+  double *a = calloc(nReps, sizeof(double));
+  for(int r=0; r<nReps; r++){
+    double t0 = now_ns();
+    add_history(db, zName, 100);
+    a[r] = (now_ns() - t0) / 100 / 1e6;
+  }
+  double ms = median(a, nReps);
+  free(a);
+  return ms;
+}
+
+/* Median ms of ch_check on ring zName. */
+static double check_ms(sqlite3 *db, const char *zName){
+  double *a = calloc(nReps, sizeof(double));
+  char *zSql = sqlite3_mprintf("SELECT ch_check(%Q) = 'ok'", zName);
+  for(int r=0; r<nReps; r++){
+    double t0 = now_ns();
+    if( run(db, zSql)!=1 ) die(db, "ch_check is not ok");
+    a[r] = (now_ns() - t0) / 1e6;
+  }
+  double ms = median(a, nReps);
+  sqlite3_free(zSql);
+  free(a);
+  return ms;
+}
+
+static void bench_history(const char *zExt){
+  enum { SHORT = 2000, LONG = 20000, BIG = 10000 };
+  sqlite3 *db = open_db(zExt);
+  printf("\n## 11. Commits and history, ms (median of %d)\n\n", nReps);
+
+  /* A commit's cost against the length of the history. */
+  printf("| commit of one rename, 50 nodes | after %d commits | after %d |"
+         " ratio |\n|---|---:|---:|---:|\n", SHORT, LONG);
+  static const char *const azAlgo[] = { "jump", "ketama", "ring" };
+  double worst = 0.0;
+  for(int i=0; i<3; i++){
+    char *zArgs = sqlite3_mprintf("algorithm=%s", azAlgo[i]);
+    char *zName = sqlite3_mprintf("h_%s", azAlgo[i]);
+    make_ring_of(db, zName, zArgs, 50);
+    add_history(db, zName, SHORT);
+    double shortMs = commit_ms(db, zName);
+    add_history(db, zName, LONG - SHORT);
+    double longMs = commit_ms(db, zName);
+    printf("| %s | %.3f | %.3f | %.2f |\n", azAlgo[i], shortMs, longMs,
+           longMs/shortMs);
+    if( longMs/shortMs>worst ) worst = longMs/shortMs;
+    sqlite3_free(zArgs);
+    sqlite3_free(zName);
+  }
+  printf("\nworst ratio: %.2f (target <= 1.5: a commit does not grow with"
+         " the history) %s\n", worst, verdict(worst<=1.5));
+
+  /* ch_check: the history once, not versions x nodes. */
+  make_ring_of(db, "c5", "vnodes=160", 5);
+  add_history(db, "c5", LONG);
+  make_ring_of(db, "c50", "vnodes=160", 50);
+  add_history(db, "c50", LONG);
+  double c5 = check_ms(db, "c5"), c50 = check_ms(db, "c50");
+  printf("\nch_check after %d commits: 5 nodes %.1f ms, 50 nodes %.1f ms;"
+         " 50/5: %.2f (target <= 2; a build per version made it 3.6) %s\n",
+         LONG, c5, c50, c50/c5, verdict(c50/c5<=2.0));
+
+  /* One node joins a 10,000-node ring, then the next lookup builds: ring
+  ** first (the others' measure), then jump and every points algorithm. */
+  printf("\n| %d nodes: INSERT one node | INSERT | next ch_locate | both |"
+         " / ring | target <= 3 |\n|---|---:|---:|---:|---:|---|\n", BIG);
+  static const char *const azBig[] = {
+    "ring", "ketama", "jump", "nginx", "hashring", "haproxy", "dubbo",
+    "envoy_ring", "groupcache", "dalli" };
+  enum { N_BIG = sizeof(azBig)/sizeof(azBig[0]) };
+  double both[N_BIG];
+  int nPass = 0;
+  for(int i=0; i<N_BIG; i++){
+    char *zArgs = sqlite3_mprintf("algorithm=%s", azBig[i]);
+    char *zName = sqlite3_mprintf("big_%s", azBig[i]);
+    char *zAdd = sqlite3_mprintf("INSERT INTO \"%w\"(node) VALUES ('new')",
+                                 zName);
+    char *zDel = sqlite3_mprintf("DELETE FROM \"%w\" WHERE node='new'", zName);
+    char *zLook = sqlite3_mprintf("SELECT ch_locate(1, %Q)", zName);
+    make_ring_of(db, zName, zArgs, BIG);
+    run(db, zLook);
+    double *aIns = calloc(nReps, sizeof(double));
+    double *aLook = calloc(nReps, sizeof(double));
+    for(int r=0; r<nReps; r++){
+      double t0 = now_ns();
+      exec(db, zAdd);
+      double t1 = now_ns();
+      run(db, zLook);
+      double t2 = now_ns();
+      aIns[r] = (t1-t0)/1e6;
+      aLook[r] = (t2-t1)/1e6;
+      exec(db, zDel);                 /* jump: the last node leaves */
+      run(db, zLook);
+    }
+    double ins = median(aIns, nReps), look = median(aLook, nReps);
+    both[i] = ins + look;
+    int ok = both[i]/both[0]<=3.0;
+    nPass += ok;
+    printf("| %s | %.2f | %.2f | %.2f | %.2f | %s |\n", azBig[i], ins, look,
+           both[i], both[i]/both[0], i ? verdict(ok) : "");
+    free(aIns);
+    free(aLook);
+    sqlite3_free(zArgs);
+    sqlite3_free(zName);
+    sqlite3_free(zAdd);
+    sqlite3_free(zDel);
+    sqlite3_free(zLook);
+  }
+  printf("\nketama/ring: %.2f (target <= 3) %s; jump/ring: %.2f (target <= 3)"
+         " %s; every algorithm: %d of %d within 3x %s\n", both[1]/both[0],
+         verdict(both[1]/both[0]<=3.0), both[2]/both[0],
+         verdict(both[2]/both[0]<=3.0), nPass - 1, N_BIG - 1,
+         verdict(nPass==N_BIG));
+  sqlite3_close(db);
+}
+
+/* ------------------------------------------------ 12: big rings */
+
+/*
+** Per-row ch_locate on a 10,000-node ring against a 100-node ring of the
+** same algorithm, in whole-table scans that take turns (time_queries):
+** a 10,000-node ring (1.6M points) does not fit a 2 MB L2, so a row costs
+** at least one memory round trip, where the 100-node ring's arrays stay
+** in cache.
+*/
+static void bench_big_rings(sqlite3 *db){
+  static const char *const azAlgo[] = { "ring", "ketama", "nginx" };
+  printf("\n## 12. Big rings: per-row ch_locate at 10,000 nodes and at 100,"
+         " ns/row (median of %d)\n\n", nReps);
+  printf("| algorithm | 100 nodes | 10,000 nodes | 10,000/100 |"
+         " target <= 2.5 |\n|---|---:|---:|---:|---|\n");
+  for(int i=0; i<3; i++){
+    char *zSmall = sqlite3_mprintf("big100_%s", azAlgo[i]);
+    char *zBig = sqlite3_mprintf("big10k_%s", azAlgo[i]);
+    char *zArgs = sqlite3_mprintf("algorithm=%s", azAlgo[i]);
+    make_ring_of(db, zSmall, zArgs, 100);
+    make_ring_of(db, zBig, zArgs, 10000);
+    char *az[2];
+    az[0] = sqlite3_mprintf("SELECT count(ch_locate(id, %Q)) " SCAN, zSmall);
+    az[1] = sqlite3_mprintf("SELECT count(ch_locate(id, %Q)) " SCAN, zBig);
+    double ns[2];
+    time_queries(db, (const char *const *)az, 2, ns);
+    printf("| %s | %.1f | %.1f | %.2f | %s |\n", azAlgo[i], ns[0], ns[1],
+           ns[1]/ns[0], verdict(ns[1]/ns[0]<=2.5));
+    sqlite3_free(az[0]);
+    sqlite3_free(az[1]);
+    sqlite3_free(zSmall);
+    sqlite3_free(zBig);
+    sqlite3_free(zArgs);
+  }
 }
 
 /* ------------------------------------------- 6: memory through SQLite */
@@ -837,7 +1097,7 @@ int main(int argc, char **argv){
     else if( strcmp(argv[i], "--section")==0 && i+1<argc ) iOnly = atoi(argv[++i]);
     else{
       fprintf(stderr, "usage: %s [--ext PATH] [--reps N] [--rows N]"
-              " [--section 1|4|5|6|7|8|9|10]\n", argv[0]);
+              " [--section 1|4|5|6|7|8|9|10|11|12]\n", argv[0]);
       return 2;
     }
   }
@@ -870,9 +1130,11 @@ int main(int argc, char **argv){
   }
   if( iOnly==0 || iOnly==6 ) bench_memory_sql(zExt);
   if( iOnly==0 || iOnly==7 ) bench_inline_json(db);
-  if( iOnly==0 || iOnly==8 ) bench_statements(db);
+  if( iOnly==0 || iOnly==8 ) bench_statements(db, zExt);
   if( iOnly==0 || iOnly==9 ) bench_routers(db);
   if( iOnly==0 || iOnly==10 ) bench_aggregates(db);
+  if( iOnly==0 || iOnly==11 ) bench_history(zExt);
+  if( iOnly==0 || iOnly==12 ) bench_big_rings(db);
   sqlite3_close(db);
   return 0;
 }

@@ -11,6 +11,19 @@
 **     hashes whose small space makes equal positions common; with the
 **     join-order tie rules, nodes leave and join again (so a kept node's
 **     place in the join order changes);
+**   - every algorithm of the registry: an incremental build equals a full
+**     one (points, owners, tokens, replica numbers, counts, shares, slots)
+**     over random add / remove / reweight / rejoin sequences in join order;
+**   - ring_points_make under every lookup rule, tie rule (name, first,
+**     last, the build's own order), with ties kept or settled, replica
+**     numbers kept or not, points that depend on the join rank, and counts
+**     that depend on every node's weight, in a space of 97 positions (so
+**     most points tie): incremental equals full, full equals
+**     ring_points_place of every point made, and the incremental builds
+**     make fewer points than the full ones (a third where ties stay);
+**   - big rings (an owner table, ring_index.c) of several algorithms and
+**     spaces: ring_lookup equals a plain binary search at random positions
+**     and at, just before and just after every point;
 **   - ring_lookup (the bucket index) equals a plain binary search, at random
 **     positions and at, just before and just after every point (hand-made
 **     rings with ties are in ring_test.c).
@@ -122,8 +135,10 @@ static void check_lookups(const ring *r){
     CHECK(ring_lookup(r, edge[i])==naive_lookup(r, edge[i]),
           "lookup of %llu", (unsigned long long)edge[i]);
   }
-  for(int i=0; i<2000; i++){
-    uint64_t p = rnd();
+  unsigned bits = ring_space_bits(&r->config);
+  uint64_t mask = bits==64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
+  for(int i=0; i<4000; i++){
+    uint64_t p = i%2 ? rnd() : rnd() & mask;     /* in the space, and not */
     if( ring_lookup(r, p)!=naive_lookup(r, p) ){
       CHECK(0, "lookup of random %llu", (unsigned long long)p);
       return;
@@ -158,6 +173,24 @@ static void check_same(const ring *a, const ring *b, const char *zWhat){
 
 #define POOL 40
 
+/* The nodes of a pool (names, in or out, join ranks, weights) that are in,
+** in join order, into aInput: returns how many. */
+static uint32_t pool_inputs(int nPool, char azName[][48], const int *aIn,
+                            const uint64_t *aJoined, uint64_t nJoin,
+                            const double *aW, ring_input *aInput){
+  uint32_t n = 0;
+  for(uint64_t j=1; j<=nJoin; j++){
+    for(int i=0; i<nPool; i++){
+      if( !aIn[i] || aJoined[i]!=j ) continue;
+      aInput[n].name = azName[i];
+      aInput[n].name_len = (uint32_t)strlen(azName[i]);
+      aInput[n].id = (int64_t)j;
+      aInput[n++].weight = aW[i];
+    }
+  }
+  return n;
+}
+
 static const double aWeight[] = { 1.0, 0.5, 2.0, 0.001, 1.5, 0.25 };
 
 /* A random walk over node sets: after each step, compare builds. Under
@@ -165,7 +198,7 @@ static const double aWeight[] = { 1.0, 0.5, 2.0, 0.001, 1.5, 0.25 };
 ** join-order tie rule it is the join order, and a node that leaves and
 ** comes back joins last. */
 static void random_walk(ring_config cfg, int nStep){
-  char azName[POOL][16];
+  char azName[POOL][48];
   double aW[POOL];
   int aIn[POOL];
   uint64_t aJoined[POOL], nJoin = 0;
@@ -193,16 +226,7 @@ static void random_walk(ring_config cfg, int nStep){
       }
     }
     ring_input aInput[POOL];
-    uint32_t n = 0;
-    for(uint64_t j=1; j<=nJoin; j++){            /* in join order */
-      for(int i=0; i<POOL; i++){
-        if( !aIn[i] || aJoined[i]!=j ) continue;
-        aInput[n].name = azName[i];
-        aInput[n].name_len = (uint32_t)strlen(azName[i]);
-        aInput[n].id = (int64_t)j;
-        aInput[n++].weight = aW[i];
-      }
-    }
+    uint32_t n = pool_inputs(POOL, azName, aIn, aJoined, nJoin, aW, aInput);
     /* Shuffle: under name order, input order must not matter. */
     char zTies[OPTION_MAX_TEXT];
     unit_option_text(&cfg, "ties", zTies, sizeof(zTies));
@@ -262,6 +286,314 @@ static void check_other_bases(void){
   ring_release(other);
 }
 
+/* a and b are the same ring in everything a build sets (but each node's
+** `made` unless bMade). */
+static int same_ring(const ring *a, const ring *b, int bMade){
+  if( a->n_nodes!=b->n_nodes || a->n_points!=b->n_points
+   || a->n_units!=b->n_units || (a->tokens==NULL)!=(b->tokens==NULL)
+   || (a->replicas==NULL)!=(b->replicas==NULL) ){
+    return 0;
+  }
+  for(uint32_t n=0; n<a->n_nodes; n++){
+    const ring_node *x = &a->nodes[n], *y = &b->nodes[n];
+    if( strcmp(x->name, y->name)!=0 || x->points!=y->points
+     || (bMade && x->made!=y->made) || x->weight!=y->weight || x->share!=y->share
+     || x->join!=y->join ){
+      return 0;
+    }
+  }
+  size_t np = a->n_points, nu = a->n_units;
+  return (np==0 || (memcmp(a->positions, b->positions, 8*np)==0
+                    && memcmp(a->owners, b->owners, 4*np)==0))
+      && (a->tokens==NULL || memcmp(a->tokens, b->tokens, 8*np)==0)
+      && (a->replicas==NULL || memcmp(a->replicas, b->replicas, 4*np)==0)
+      && (nu==0 || memcmp(a->unit_owners, b->unit_owners, 4*nu)==0);
+}
+
+#define WALK_POOL 24
+
+/* What the test algorithm's make made in the full and incremental builds
+** of walk_builds, and the algorithm that builds the same ring with
+** ring_points_place, or NULL. */
+static uint64_t nTestMade, nMadeFull, nMadeInc;
+static const ring_algo *pPlaceAlgo;
+
+/* A random walk of node sets in join order (a node that leaves and comes
+** back joins last), building each step in full and from the step before:
+** returns how many steps built. Node names are servers every algorithm
+** takes ("10.0.0.7:11211"). */
+static int walk_builds(ring_config cfg, int nStep, const char *zWhat){
+  static const double aW[] = { 1.0, 2.0, 3.0, 0.5, 1.5 };
+  char azName[WALK_POOL][48];
+  double aWeight[WALK_POOL];
+  int aIn[WALK_POOL];
+  uint64_t aJoined[WALK_POOL], nJoin = 0;
+  for(int i=0; i<WALK_POOL; i++){
+    snprintf(azName[i], sizeof(azName[i]), "10.0.%d.%d:%d", i%2, i,
+             i%3 ? 11211 : 80);
+    aIn[i] = 0;
+  }
+  ring *prev = NULL;
+  int nBuilt = 0;
+  for(int step=0; step<nStep; step++){
+    int nChange = 1 + (int)(rnd() % 3);
+    for(int c=0; c<nChange; c++){
+      int k = (int)(rnd() % WALK_POOL);
+      unsigned op = (unsigned)(rnd() % 4);
+      if( op==1 ){
+        aIn[k] = 0;                                         /* remove */
+        continue;
+      }
+      if( !aIn[k] || op==2 ) aJoined[k] = ++nJoin;          /* join, rejoin */
+      if( !aIn[k] || op==3 ){                               /* weight */
+        double w = aW[rnd() % 5];
+        aWeight[k] = ring_check_weight(&cfg, w) ? 1.0 : w;
+      }
+      aIn[k] = 1;
+    }
+    ring_input aInput[WALK_POOL];
+    uint32_t n = pool_inputs(WALK_POOL, azName, aIn, aJoined, nJoin, aWeight,
+                             aInput);
+    char zErr[300];
+    ring *full = NULL, *inc = NULL;
+    uint64_t n0 = nTestMade;
+    int rc1 = ring_build(&cfg, aInput, n, &full, zErr, sizeof(zErr));
+    uint64_t n1 = nTestMade;
+    int rc2 = ring_build_from(prev, &cfg, aInput, n, &inc, zErr, sizeof(zErr));
+    nMadeFull += n1 - n0;
+    nMadeInc += nTestMade - n1;
+    CHECK(rc1==rc2, "%s step %d: full %d, incremental %d", zWhat, step, rc1,
+          rc2);
+    if( full && inc ){
+      nBuilt++;
+      if( !same_ring(full, inc, 1) ){
+        CHECK(0, "%s step %d: incremental and full builds differ", zWhat,
+              step);
+      }
+    }
+    if( full && pPlaceAlgo ){
+      ring_config cfgPlace = cfg;
+      ring *placed = NULL;
+      cfgPlace.algo = pPlaceAlgo;
+      ring_build(&cfgPlace, aInput, n, &placed, zErr, sizeof(zErr));
+      CHECK(placed && same_ring(full, placed, 0),
+            "%s step %d: ring_points_make and ring_points_place differ",
+            zWhat, step);
+      ring_release(placed);
+    }
+    ring_release(full);
+    if( inc ){
+      ring_release(prev);
+      prev = inc;
+    }
+  }
+  ring_release(prev);
+  return nBuilt;
+}
+
+/* A config of algorithm zAlgo as CREATE ... USING chash(algorithm=zAlgo
+** [, vnodes=zVnodes]) makes it. */
+static ring_config algorithm_config(const char *zAlgo, const char *zVnodes){
+  ring_config cfg;
+  options_given g;
+  char zErr[300];
+  ring_config_default(&cfg);
+  memset(&g, 0, sizeof(g));
+  if( options_set(&cfg, &g, "algorithm", zAlgo, zErr, sizeof(zErr))
+   || (zVnodes && options_set(&cfg, &g, "vnodes", zVnodes, zErr, sizeof(zErr)))
+   || options_finish(&cfg, &g, zErr, sizeof(zErr)) ){
+    printf("algorithm_config(%s): %s\n", zAlgo, zErr);
+    exit(2);
+  }
+  return cfg;
+}
+
+/* Every algorithm, with its defaults and with a small vnodes where it
+** takes one (counts round differently as nodes come and go). */
+static void walk_registry(void){
+  for(int i=0; ring_algos[i]; i++){
+    const char *zAlgo = ring_algos[i]->name;
+    int nBuilt = walk_builds(algorithm_config(zAlgo, NULL), 60, zAlgo);
+    CHECK(nBuilt>=30, "%s: only %d of 60 steps built", zAlgo, nBuilt);
+    if( ring_algos[i]->options & OPTION_VNODES ){
+      walk_builds(algorithm_config(zAlgo, "12"), 60, zAlgo);
+    }
+  }
+}
+
+/* ------------------------------- ring_points_make on a test algorithm */
+
+/* The maker under test. */
+static ring_points_maker test_mk;
+
+/* Point i of node n: one of 97 positions spread over crc16's space, from
+** its name (and join rank, under BY_JOIN) and i. */
+static uint64_t test_point(const ring *r, uint32_t n, uint32_t i){
+  const ring_node *node = &r->nodes[n];
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for(uint32_t k=0; k<node->name_len; k++){
+    h = (h ^ (unsigned char)node->name[k]) * 0x100000001b3ULL;
+  }
+  if( test_mk.flags & RING_POINTS_BY_JOIN ) h ^= (uint64_t)node->join << 40;
+  h = (h ^ i) * 0x9e3779b97f4a7c15ULL;
+  return ((h >> 33) % 97) * 673;
+}
+
+static void test_make(const ring *r, uint32_t n, uint32_t from,
+                      ring_point *a){
+  for(uint32_t i=from; i<r->nodes[n].points; i++){
+    a[i-from].pos = test_point(r, n, i);
+    nTestMade++;
+  }
+}
+
+/* The build's own order of nodes: reverse name order. */
+static int test_tie_before(const ring *r, uint32_t a, uint32_t b){
+  (void)r;
+  return a>b;
+}
+
+/* Counts from every node's weight: 1 + floor(3 * w * n / W). */
+static void test_counts(ring *r){
+  double W = 0.0;
+  for(uint32_t k=0; k<r->n_nodes; k++) W += r->nodes[k].weight;
+  for(uint32_t k=0; k<r->n_nodes; k++){
+    r->nodes[k].points = 1 + (uint32_t)(3.0 * r->nodes[k].weight
+                                        * r->n_nodes / W);
+  }
+}
+
+static int test_make_build(ring *r, const ring *prev, char *zErr,
+                           size_t nErr){
+  (void)zErr; (void)nErr;
+  test_counts(r);
+  return ring_points_make(r, prev, &test_mk);
+}
+
+/* The same ring from every point made, through ring_points_place (its
+** points made node by node, in replica order). */
+static int test_place_build(ring *r, const ring *prev, char *zErr,
+                            size_t nErr){
+  (void)prev; (void)zErr; (void)nErr;
+  test_counts(r);
+  uint32_t total = 0;
+  for(uint32_t k=0; k<r->n_nodes; k++) total += r->nodes[k].points;
+  ring_point *a = malloc(sizeof(ring_point) * (total ? total : 1));
+  uint32_t m = 0;
+  for(uint32_t k=0; k<r->n_nodes; k++){
+    for(uint32_t i=0; i<r->nodes[k].points; i++, m++){
+      a[m].pos = test_point(r, k, i);
+      a[m].node = k;
+    }
+  }
+  int rc = ring_points_place(r, a, m, &test_mk.rule);
+  free(a);
+  return rc;
+}
+
+static int64_t test_budget(const ring_config *cfg, double w){
+  (void)cfg;
+  return 1 + (int64_t)(3.0 * w * 24);
+}
+
+static const ring_algo test_made_algo = {
+  .name = "test_make", .default_hash = HASH_CRC16,
+  .units = RING_UNITS_POINTS, .unit_name = "points",
+  .point_budget = test_budget, .build = test_make_build,
+};
+static const ring_algo test_place_algo = {
+  .name = "test_place", .default_hash = HASH_CRC16,
+  .units = RING_UNITS_POINTS, .unit_name = "points",
+  .point_budget = test_budget, .build = test_place_build,
+};
+
+/* Walk node sets under the maker test_mk: incremental equals full, full
+** equals ring_points_place's (where place can make it: ties settled, a
+** replicas array), and the incremental builds make fewer points. */
+static void walk_maker(ring_lookup_rule lookup, ring_ties ties, int bOwnOrder,
+                       unsigned flags){
+  char zWhat[80];
+  snprintf(zWhat, sizeof(zWhat), "make lookup %d ties %d%s flags %u",
+           (int)lookup, (int)ties, bOwnOrder ? " (own order)" : "", flags);
+  test_mk.rule.lookup = lookup;
+  test_mk.rule.ties = ties;
+  test_mk.tie_before = bOwnOrder ? test_tie_before : NULL;
+  test_mk.flags = flags;
+  ring_config cfg;
+  ring_config_default(&cfg);
+  cfg.algo = &test_made_algo;
+  cfg.hash = HASH_CRC16;
+  nMadeFull = nMadeInc = 0;
+  pPlaceAlgo = (flags & RING_POINTS_KEEP_TIES) || bOwnOrder ? NULL
+                                                            : &test_place_algo;
+  walk_builds(cfg, 150, zWhat);
+  pPlaceAlgo = NULL;
+  /* Where ties are settled most nodes lose a point in so small a space,
+  ** and are made again; where they stay, only the changed nodes are. */
+  uint64_t nLimit = (flags & RING_POINTS_KEEP_TIES) ? nMadeFull/3 : nMadeFull;
+  CHECK(nMadeInc < nLimit, "%s: incremental builds made %llu points, "
+        "full ones %llu", zWhat, (unsigned long long)nMadeInc,
+        (unsigned long long)nMadeFull);
+}
+
+/* Every rule and flag combination ring_points_make takes. */
+static void check_make_rules(void){
+  static const ring_lookup_rule aLookup[] = {
+    RING_LOOKUP_SUCCESSOR, RING_LOOKUP_ABOVE, RING_LOOKUP_PREDECESSOR,
+    RING_LOOKUP_NEAREST_BEFORE, RING_LOOKUP_NEAREST_AFTER };
+  static const ring_ties aTies[] = { RING_TIES_NAME, RING_TIES_FIRST,
+                                     RING_TIES_LAST };
+  test_mk.make = test_make;
+  test_mk.rule.table = 0;
+  for(int t=0; t<3; t++){
+    for(int l=0; l<5; l++){
+      walk_maker(aLookup[l], aTies[t], 0, 0);
+      walk_maker(aLookup[l], aTies[t], 0, RING_POINTS_BY_JOIN);
+    }
+    walk_maker(RING_LOOKUP_SUCCESSOR, aTies[t], 0, RING_POINTS_KEEP_TIES);
+    walk_maker(RING_LOOKUP_SUCCESSOR, aTies[t], 0,
+               RING_POINTS_KEEP_TIES | RING_POINTS_NO_REPLICAS);
+  }
+  walk_maker(RING_LOOKUP_SUCCESSOR, RING_TIES_NAME, 1, 0);
+  walk_maker(RING_LOOKUP_NEAREST_AFTER, RING_TIES_NAME, 1, 0);
+  walk_maker(RING_LOOKUP_SUCCESSOR, RING_TIES_NAME, 1, RING_POINTS_KEEP_TIES);
+  walk_maker(RING_LOOKUP_SUCCESSOR, RING_TIES_NAME, 1,
+             RING_POINTS_KEEP_TIES | RING_POINTS_NO_REPLICAS);
+}
+
+/* Rings big enough for an owner table: lookups as a binary search. */
+static void check_big_rings(void){
+  static const struct { const char *zAlgo, *zHash; } aBig[] = {
+    { "ring", NULL }, { "ring", "crc32" }, { "ring", "md5" },
+    { "ketama", NULL }, { "dalli", NULL },
+  };
+  enum { N_BIG_NODES = 1700 };
+  ring_input *aIn = malloc(sizeof(ring_input) * N_BIG_NODES);
+  char (*azName)[48] = malloc(48 * N_BIG_NODES);
+  for(int i=0; i<N_BIG_NODES; i++){
+    snprintf(azName[i], 48, "10.1.%d.%d:11211", i/250, i%250);
+    aIn[i].name = azName[i];
+    aIn[i].name_len = (uint32_t)strlen(azName[i]);
+    aIn[i].weight = 1.0;
+    aIn[i].id = i+1;
+  }
+  for(size_t t=0; t<sizeof(aBig)/sizeof(aBig[0]); t++){
+    ring_config cfg = algorithm_config(aBig[t].zAlgo, NULL);
+    if( aBig[t].zHash ) unit_set_option(&cfg, "hash", aBig[t].zHash);
+    ring *r = NULL;
+    char zErr[300];
+    CHECK(ring_build(&cfg, aIn, N_BIG_NODES, &r, zErr, sizeof(zErr))==RING_OK,
+          "big %s: %s", aBig[t].zAlgo, zErr);
+    if( r==NULL ) continue;
+    CHECK(r->owner_table!=NULL, "big %s %s: %u points, no owner table",
+          aBig[t].zAlgo, aBig[t].zHash ? aBig[t].zHash : "", r->n_points);
+    check_lookups(r);
+    ring_release(r);
+  }
+  free(aIn);
+  free(azName);
+}
+
 int main(void){
   ring_config cfg;
   ring_config_default(&cfg);
@@ -297,6 +629,9 @@ int main(void){
   unit_set_option(&cfg, "label", "%s-%d");
   random_walk(cfg, 100);
   check_other_bases();
+  walk_registry();
+  check_make_rules();
+  check_big_rings();
   printf("%d passed, %d failed\n", nPass, nFail);
   return nFail ? 1 : 0;
 }
