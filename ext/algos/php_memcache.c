@@ -7,8 +7,9 @@
 **
 ** Nodes are the servers as MemcachePool::findServer() names them,
 ** "host:port": the host exactly as given to addServer(), a colon, the
-** port in decimal (0 to 65535; a unix socket's is 0). The servers are
-** added in the nodes' join order. The ring's hash is the extension's
+** port in decimal (0 to 65535; a unix socket's is 0). A name that does
+** not end so is a host alone, on the default port (addServer('cache1')
+** is "cache1:11211"). The servers are added in the nodes' join order. The ring's hash is the extension's
 ** memcache.hash_function: crc32a (its "crc32", the default: the standard
 ** CRC-32) or fnv1a_32 (its "fnv": FNV-1a 32 on bytes read as signed
 ** chars, so a byte from 0x80 up is XORed in as 0xFFFFFF00|b, as chash's
@@ -48,6 +49,7 @@
 #define PHPMC_MAX_KEY           250   /* bytes the extension sends */
 #define PHPMC_MAX_PREFIX        100   /* bytes of the prefix option */
 #define PHPMC_MAX_PORT          65535
+#define PHPMC_DEFAULT_PORT      ":11211"   /* memcache.default_port */
 
 /* Its own option: prefix ("" for none). */
 typedef struct phpmc_config {
@@ -74,9 +76,10 @@ static const ring_option phpmc_options[] = {
 
 /* ---------------------------------------------------------- servers */
 
-/* Is z[0..n) "host:port" as findServer() writes it: a host of one byte or
-** more, and a port of 0 to 65535 in decimal with no leading zero? */
-static int phpmc_server_ok(const char *z, size_t n){
+/* Does z[0..n) end as findServer() ends a server's name: a host of one
+** byte or more, a colon, and a port of 0 to 65535 in decimal with no
+** leading zero? */
+static int phpmc_has_port(const char *z, size_t n){
   size_t i = n;
   while( i>0 && z[i-1]>='0' && z[i-1]<='9' ) i--;
   size_t nPort = n - i;
@@ -85,13 +88,6 @@ static int phpmc_server_ok(const char *z, size_t n){
   unsigned port = 0;
   for(size_t k=i; k<n; k++) port = port*10 + (unsigned)(z[k]-'0');
   return port<=PHPMC_MAX_PORT;
-}
-
-static void phpmc_bad_server(const char *zNode, char *zErr, size_t nErr){
-  snprintf(zErr, nErr, "node '%s': algorithm php_memcache takes a server as "
-           "MemcachePool::findServer() names it, host:port with the port "
-           "in decimal (addServer('cache1', 11211) is 'cache1:11211')",
-           zNode);
 }
 
 /* ---------------------------------------------------------- the ring */
@@ -105,7 +101,7 @@ static uint32_t phpmc_count(double w){
 ** of equal points the server added first keeps its point; the table of
 ** 1,024 buckets is sampled from them (ring_points_place's table rule). */
 static int phpmc_build(ring *r, const ring *prev, char *zErr, size_t nErr){
-  (void)prev;
+  (void)prev; (void)zErr; (void)nErr;
   uint64_t total = 0;
   for(uint32_t k=0; k<r->n_nodes; k++){
     total += phpmc_count(r->nodes[k].weight);
@@ -113,18 +109,17 @@ static int phpmc_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   if( total==0 ) return RING_OK;
   ring_point *a = ring_alloc(sizeof(ring_point) * total);
   if( a==NULL ) return RING_NOMEM;
-  char zPoint[RING_MAX_NAME + 16];       /* "host:port-i" */
+  char zPoint[RING_MAX_NAME + 24];       /* "host:port-i" */
   uint32_t m = 0;
   for(uint32_t k=0; k<r->n_nodes; k++){
     const ring_node *node = &r->nodes[k];
-    if( !phpmc_server_ok(node->name, node->name_len) ){
-      phpmc_bad_server(node->name, zErr, nErr);
-      ring_dealloc(a);
-      return RING_INVALID;
+    size_t nBase = node->name_len;
+    memcpy(zPoint, node->name, nBase);
+    if( !phpmc_has_port(node->name, nBase) ){
+      memcpy(zPoint + nBase, PHPMC_DEFAULT_PORT, strlen(PHPMC_DEFAULT_PORT));
+      nBase += strlen(PHPMC_DEFAULT_PORT);
     }
-    memcpy(zPoint, node->name, node->name_len);
-    zPoint[node->name_len] = '-';
-    size_t nBase = node->name_len + 1;
+    zPoint[nBase++] = '-';
     for(uint32_t i=0; i<phpmc_count(node->weight); i++, m++){
       int nDigits = snprintf(zPoint + nBase, sizeof(zPoint) - nBase, "%u", i);
       a[m].pos = hash_bytes(r->config.hash, 0, zPoint,
@@ -179,29 +174,6 @@ static int phpmc_check_options(ring_config *cfg, unsigned set, char *zErr,
   return 0;
 }
 
-/* A server findServer() could not name so is refused when it is
-** committed (the only way a build fails but for memory). */
-static int phpmc_check_commit(const ring_config *cfg, const ring_commit *c,
-                              char *zErr, size_t nErr){
-  (void)cfg;
-  for(uint32_t i=0; i<c->n_nodes; i++){
-    const ring_input *in = &c->nodes[i];
-    if( !phpmc_server_ok(in->name, in->name_len) ){
-      char zNode[RING_MAX_NAME + 1];
-      memcpy(zNode, in->name, in->name_len);
-      zNode[in->name_len] = 0;
-      phpmc_bad_server(zNode, zErr, nErr);
-      return RING_INVALID;
-    }
-  }
-  return RING_OK;
-}
-
-static unsigned phpmc_commit_needs(const ring_config *cfg){
-  (void)cfg;
-  return RING_COMMIT_NODES;
-}
-
 const ring_algo algo_php_memcache = {
   .name = "php_memcache",
   .default_hash = HASH_CRC32A,
@@ -213,8 +185,6 @@ const ring_algo algo_php_memcache = {
   .point_budget = phpmc_point_budget,
   .build = phpmc_build,
   .key_rule = phpmc_key_rule,
-  .check_commit = phpmc_check_commit,
-  .commit_needs = phpmc_commit_needs,
   .doc = {
     .summary = "PHP memcache's consistent hashing "
                "(`memcache.hash_strategy=consistent`)",

@@ -6,16 +6,28 @@ docs/algorithms.md; no chash code involved. Used by
 tests/gen/php_memcache_gen.py (expected rows) and
 tests/compat/php_memcache.py (the real extension).
 
-Servers are (name "host:port" as bytes, integer weight) in addServer()
-order. Keys are bytes.
+Servers are (node name as bytes, integer weight) in addServer() order:
+"host:port" as findServer() names a server, or a host alone on the
+default port 11211. Keys are bytes.
 """
 import bisect
+import re
 import zlib
 
 POINTS_PER_WEIGHT = 160
 BUCKETS = 1024
 STEP = 0xffffffff // BUCKETS
 MAX_KEY = 250
+
+
+def server_name(node):
+    """The name findServer() gives the node's server: the node when it
+    ends in ':port' (0 to 65535, no leading zero, after a host of one byte
+    or more), else the node as a host on port 11211."""
+    m = re.match(rb'(?s)\A.+:(0|[1-9][0-9]{0,4})\Z', node)
+    if m and int(m.group(1)) <= 65535:
+        return node
+    return node + b':11211'
 
 
 def crc32a(data):
@@ -69,7 +81,8 @@ class Ring:
         for i, (name, weight) in enumerate(servers):
             for j in range(POINTS_PER_WEIGHT * weight):
                 order = i if first_wins else -i
-                entries.append((self.h(name + b'-' + str(j).encode()), order, j))
+                label = server_name(name) + b'-' + str(j).encode()
+                entries.append((self.h(label), order, j))
         entries.sort()          # equal points: the server added first first
         self.points = [p for p, _, _ in entries]
         self.owners = [abs(o) for _, o, _ in entries]
