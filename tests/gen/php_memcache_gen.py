@@ -8,8 +8,6 @@ position).
 
 Run: /usr/bin/python3 tests/gen/php_memcache_gen.py --write  (or --check)
 """
-import random
-
 import genfiles
 from testkit import LOCATE_KEYS as KEYS, byte_keys as keys, comment, insert, md5_form, sql_key
 from nginx_model import forge_crc32
@@ -96,30 +94,6 @@ CREATE VIRTUAL TABLE %s USING chash(algorithm=php_memcache%s)
 statement ok
 %s
 """ % (table, options, insert(table, servers))
-
-
-def shared_point_that_counts(hash):
-    """Two server names with an equal point p that some bucket's sample
-    lands on in a ring of just the two (so which one keeps p shows), and
-    that bucket: (earlier name, later name, p, bucket). The names are
-    random hex hosts (a fixed seed): names that differ in a few bytes only
-    never share a CRC-32 point."""
-    rnd = random.Random(19)
-    h = m.HASHES[hash]
-    seen = {}
-    for _ in range(20000):
-        name = b'h%08x:11211' % rnd.getrandbits(32)
-        for j in range(m.POINTS_PER_WEIGHT):
-            p = h(name + b'-%d' % j)
-            other = seen.get(p)
-            if other is not None and other != name:
-                r = m.Ring([(other, 1), (name, 1)], hash)
-                before = r.points[r.points.index(p) - 1]
-                for b in range(m.BUCKETS):
-                    if before < m.STEP * b <= p:
-                        return other, name, p, b
-            seen[p] = name
-    raise SystemExit('php_memcache_gen: no shared point a bucket lands on')
 
 
 def section_ring(hash, table):
@@ -301,7 +275,7 @@ FROM n
 
     # Ties, for each hash.
     for hash in ('crc32a', 'fnv1a_32'):
-        a, b, p, bucket = shared_point_that_counts(hash)
+        a, b, p, bucket = m.shared_point_pair(hash)
         ab, ba = m.Ring([(a, 1), (b, 1)], hash), m.Ring([(b, 1), (a, 1)], hash)
         k = m.key_for_bucket(bucket, hash)
         ta, tb = 't%s_ab' % hash[:3], 't%s_ba' % hash[:3]

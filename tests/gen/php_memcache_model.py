@@ -11,6 +11,7 @@ Servers are (node name as bytes, integer weight) in addServer() order:
 default port 11211. Keys are bytes.
 """
 import bisect
+import random
 import re
 import zlib
 
@@ -117,3 +118,40 @@ def key_for_bucket(bucket, hash='crc32a', prefix=b'', start=0):
         if h(sent_key(key, prefix)) % BUCKETS == bucket:
             return key
         n += 1
+
+
+def keys_for_every_bucket(hash='crc32a', prefix=b''):
+    """A short printable key for each bucket, in bucket order: keys
+    "all-<n>" for n = 0, 1, ..., the first to fall in each bucket."""
+    h = HASHES[hash]
+    found = {}
+    n = 0
+    while len(found) < BUCKETS:
+        key = b'all-%d' % n
+        found.setdefault(h(sent_key(key, prefix)) % BUCKETS, key)
+        n += 1
+    return [found[b] for b in range(BUCKETS)]
+
+
+def shared_point_pair(hash):
+    """Two server names with an equal point p that some bucket's sample
+    lands on in a ring of just the two (so which one keeps p shows), and
+    that bucket: (earlier name, later name, p, bucket). The names are
+    random hex hosts (a fixed seed): names that differ in a few bytes only
+    never share a CRC-32 point."""
+    rnd = random.Random(19)
+    h = HASHES[hash]
+    seen = {}
+    for _ in range(20000):
+        name = b'h%08x:11211' % rnd.getrandbits(32)
+        for j in range(POINTS_PER_WEIGHT):
+            p = h(name + b'-%d' % j)
+            other = seen.get(p)
+            if other is not None and other != name:
+                r = Ring([(other, 1), (name, 1)], hash)
+                before = r.points[r.points.index(p) - 1]
+                for b in range(BUCKETS):
+                    if before < STEP * b <= p:
+                        return other, name, p, b
+            seen[p] = name
+    raise SystemExit('php_memcache_model: no shared point a bucket lands on')
