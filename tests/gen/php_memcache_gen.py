@@ -9,8 +9,8 @@ position).
 Run: /usr/bin/python3 tests/gen/php_memcache_gen.py --write  (or --check)
 """
 import genfiles
-from testkit import LOCATE_KEYS as KEYS, byte_keys as keys, comment, insert, md5_form, sql_key
-from nginx_model import forge_crc32
+from testkit import (LOCATE_KEYS as KEYS, byte_keys as keys, comment, forge_crc32, insert,
+                     md5_form, sql_key)
 import php_memcache_model as m
 
 SERVERS = [(b'10.0.0.1:11211', 1), (b'10.0.0.2:11211', 2), (b'cache-3', 1),
