@@ -10,7 +10,7 @@ Run: /usr/bin/python3 tests/gen/php_memcache_gen.py --write  (or --check)
 """
 import genfiles
 from testkit import (LOCATE_KEYS as KEYS, byte_keys as keys, comment, forge_crc32, insert,
-                     md5_form, sql_key)
+                     md5_form, sql_key, tie_queries)
 import php_memcache_model as m
 
 SERVERS = [(b'10.0.0.1:11211', 1), (b'10.0.0.2:11211', 2), (b'cache-3', 1),
@@ -273,39 +273,28 @@ FROM n
        '\n'.join(rp.locate(k).decode() for k in pkeys),
        create('ps', SERVERS, ", prefix='a b '")))
 
-    # Ties, for each hash.
+    # Ties, for each hash: tables tab and tba, dropped after each.
     for hash in ('crc32a', 'fnv1a_32'):
         a, b, p, bucket = m.shared_point_pair(hash)
         ab, ba = m.Ring([(a, 1), (b, 1)], hash), m.Ring([(b, 1), (a, 1)], hash)
         k = m.key_for_bucket(bucket, hash)
-        ta, tb = 't%s_ab' % hash[:3], 't%s_ba' % hash[:3]
         shared = len(set(m.Ring([(a, 1)], hash).points) & set(m.Ring([(b, 1)], hash).points))
         out.append("""
 %s
 %s
 %s
-query TI
-SELECT node, points FROM %s ORDER BY node
-----
 %s
+statement ok
+DROP TABLE tab
 
-query TI
-SELECT node, points FROM %s ORDER BY node
-----
-%s
-
-query TT
-SELECT ch_locate(%s, '%s'), ch_locate(%s, '%s')
-----
-%s\t%s
+statement ok
+DROP TABLE tba
 """ % (comment('hash=%s: %s and %s share %d points, among them %d, which '
                'bucket %d\'s sample lands on: the server added first keeps each '
                '(glibc\'s qsort is stable, and the first equal point is found), '
                'in both orders.' % (hash, a.decode(), b.decode(), shared, p, bucket)),
-       create(ta, [(a, 1), (b, 1)], ', hash=' + hash), create(tb, [(b, 1), (a, 1)], ', hash=' + hash),
-       ta, '\n'.join('%s\t%d' % (s.decode(), n) for s, n in sorted(bucket_counts(ab).items())),
-       tb, '\n'.join('%s\t%d' % (s.decode(), n) for s, n in sorted(bucket_counts(ba).items())),
-       sql_key(k), ta, sql_key(k), tb, ab.locate(k).decode(), ba.locate(k).decode()))
+       create('tab', [(a, 1), (b, 1)], ', hash=' + hash), create('tba', [(b, 1), (a, 1)], ', hash=' + hash),
+       tie_queries(bucket_counts(ab), bucket_counts(ba), k, ab.locate(k), ba.locate(k))))
 
     # Default port, weights, one server.
     others = [(b'10.0.0.7:11211', 1), (b'10.0.0.8:11211', 1)]
