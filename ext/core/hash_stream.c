@@ -56,7 +56,12 @@ void hash_stream_start(hash_stream *s, hash_id id, uint64_t seed,
   s->done = 0;
   s->n_carry = 0;
   switch( id ){
-    case HASH_XXH3:  XXH3_64bits_reset_withSeed(&u->xxh3, seed); break;
+    case HASH_XXH3:
+      /* A state on the stack: reset_withSeed skips making the secret when
+      ** the old bytes hold the same seed, so clear it first. */
+      XXH3_INITSTATE(&u->xxh3);
+      XXH3_64bits_reset_withSeed(&u->xxh3, seed);
+      break;
     case HASH_XXH64: XXH64_reset(&u->xxh64, seed); break;
     case HASH_MD5:
     case HASH_MD5BE: md5_init(&u->md5); break;

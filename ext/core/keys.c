@@ -300,6 +300,11 @@ static void source_read(const ring_keys *k, uint32_t i,
       source_read(k, i-1, pKey, nKey, &w.base);
       break;
     }
+    case RING_KEY_TRUNCATE: {
+      head_sink h = { { head_put }, out, st->n };
+      source_read(k, i-1, pKey, nKey, &h.base);
+      break;
+    }
     case RING_KEY_UTF16:
     case RING_KEY_LOW_BYTE: {
       utf16_sink u;
@@ -383,7 +388,7 @@ static void steps_text(const ring_keys *k, char *z, size_t n){
   static const char *const azOp[] = {
     [RING_KEY_PREFIX] = "prefix", [RING_KEY_SHORTEN] = "shorten",
     [RING_KEY_REWRITE] = "rewrite", [RING_KEY_UTF16] = "utf16",
-    [RING_KEY_LOW_BYTE] = "low_byte",
+    [RING_KEY_LOW_BYTE] = "low_byte", [RING_KEY_TRUNCATE] = "truncate",
   };
   size_t used = 0;
   z[0] = 0;

@@ -7,10 +7,10 @@
 **
 **   1. the part the hash tag picks (hash_tag_part), when tag is set;
 **   2. the steps, in order: each rewrites the bytes the one before gave
-**      (a prefix such as a namespace, Dalli's shortening of long keys, a
-**      rewrite of control bytes as PHP's memcache does, UTF-16 code units
-**      as Java strings hold them, characters masked to a byte as
-**      pymemcache hashes them);
+**      (a prefix such as a namespace, Dalli's shortening of long keys,
+**      PHP memcache's cut at 250 bytes and rewrite of control bytes,
+**      UTF-16 code units as Java strings hold them, characters masked to
+**      a byte as pymemcache hashes them);
 **   3. the hash (with its seed, for the hashes that take one);
 **   4. the algorithm's finish of the hash value, when it has one
 **      (HAProxy's avalanche, Redis Cluster's slot).
@@ -49,10 +49,12 @@ typedef enum ring_key_op {
                            ** bytes each, little-endian (n = 0) or
                            ** big-endian (n = 1); a byte that does not
                            ** start a valid sequence is U+FFFD */
-  RING_KEY_LOW_BYTE        /* each character of the UTF-8 key as one
+  RING_KEY_LOW_BYTE,       /* each character of the UTF-8 key as one
                            ** byte, its code point's low 8 bits, as
                            ** pymemcache hashes a Python string (n = 0);
                            ** invalid bytes are U+FFFD, as for UTF16 */
+  RING_KEY_TRUNCATE        /* the first n bytes, the rest dropped (PHP
+                           ** memcache: 250, memcached's key limit) */
 } ring_key_op;
 
 typedef struct ring_key_step {

@@ -255,6 +255,13 @@ static void test_key_steps(void){
       sizeof(aEuroOut) },
     { {RING_KEY_PREFIX, RING_KEY_LOW_BYTE}, {5, 0}, {"caf\xc3\xa9", ""},
       "-x", 2, "caf\xe9-x", 6 },
+    { {RING_KEY_TRUNCATE}, {250}, {""}, aLong, 300, aLong, 250 },
+    { {RING_KEY_TRUNCATE}, {250}, {""}, aLong, 250, aLong, 250 },
+    { {RING_KEY_TRUNCATE}, {250}, {""}, aLong, 7, aLong, 7 },
+    { {RING_KEY_PREFIX, RING_KEY_TRUNCATE}, {3, 250}, {"ns:", ""},
+      aNs+3, 260, aNs, 250 },
+    { {RING_KEY_TRUNCATE, RING_KEY_REWRITE}, {250, ' '}, {"", "_"},
+      aCtl, 1000, aCtlOut, 250 },
   };
   int nLiveBefore = nLive;
   ring_set_allocator(test_malloc, test_free);
