@@ -437,12 +437,6 @@ static int cassandra_check_options(ring_config *cfg, unsigned set,
   return 0;
 }
 
-static const char *cassandra_check_weight(const ring_config *cfg, double w){
-  (void)cfg;
-  return w==1.0 ? NULL : "a cassandra node's share comes from its tokens: "
-                         "weight must be 1";
-}
-
 /* Each node counts one point against the limit when written; its tokens
 ** are counted by the build and by the commit check (make_points). */
 static int64_t cassandra_point_budget(const ring_config *cfg, double w){
@@ -479,7 +473,8 @@ const ring_algo algo_cassandra = {
   .units = RING_UNITS_POINTS,
   .unit_name = "tokens",
   .check_options = cassandra_check_options,
-  .check_weight = cassandra_check_weight,
+  .no_weights = "algorithm cassandra has no weights (a node's share comes "
+                "from its tokens): weight must be 1",
   .point_budget = cassandra_point_budget,
   .build = cassandra_build,
   .key_rule = cassandra_key_rule,
