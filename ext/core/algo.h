@@ -89,6 +89,10 @@ typedef struct ring_column {
                                ** none (the value stays NULL) */
   int required;                /* 1: every node must have a value */
   const char *about;           /* what it holds, for the docs */
+  const char *example;         /* a valid value for node number %d (1, 2,
+                               ** ...) of a ring, "%d00" say, for the
+                               ** generated tests of every algorithm; NULL
+                               ** for a column with a default */
 } ring_column;
 
 struct ring_algo {
@@ -202,6 +206,13 @@ struct ring_algo {
   /* NONE: node n's score for position pos; ch_replicas ranks nodes by it,
   ** highest first, ties to the lower index. */
   double (*score)(const ring *r, uint32_t n, uint64_t pos);
+
+  /* The replicas of position pos, in order, as indexes in r->nodes into
+  ** aOut (room for r->n_nodes), their number into *pn: a placement that
+  ** is not the first distinct owners on from the key's unit (cassandra's
+  ** replication strategies). RING_OK or RING_NOMEM. NULL: that walk (or
+  ** the scores). */
+  int (*replicas)(const ring *r, uint64_t pos, uint32_t *aOut, uint32_t *pn);
 
   /*
   ** NONE, for algorithms whose owner depends on the key's bytes and not

@@ -285,6 +285,11 @@ int replica_walk_start_key(replica_walk *w, const ring *r, const void *pKey,
 int replica_walk_start(replica_walk *w, const ring *r, uint64_t pos){
   memset(w, 0, sizeof(*w));
   w->r = r;
+  if( r->config.algo->replicas ){
+    w->aList = ring_alloc(sizeof(uint32_t) * r->n_nodes);
+    if( w->aList==NULL ) return RING_NOMEM;
+    return r->config.algo->replicas(r, pos, w->aList, &w->nList);
+  }
   if( r->config.algo->units==RING_UNITS_NONE ){
     return replica_walk_score(w, pos, NULL, 0);
   }
@@ -299,6 +304,9 @@ int replica_walk_start(replica_walk *w, const ring *r, uint64_t pos){
 int64_t replica_walk_next(replica_walk *w){
   const ring *r = w->r;
   if( w->nListed>=r->n_nodes ) return -1;       /* every node is listed */
+  if( w->aList ){
+    return w->nListed<w->nList ? (int64_t)w->aList[w->nListed++] : -1;
+  }
   if( w->aScored ) return w->aScored[w->nListed++].node;
   uint32_t nUnit = ring_units(r);
   for(; w->nStep<nUnit; w->nStep++){
@@ -315,6 +323,8 @@ int64_t replica_walk_next(replica_walk *w){
 void replica_walk_free(replica_walk *w){
   ring_dealloc(w->aSeen);
   ring_dealloc(w->aScored);
+  ring_dealloc(w->aList);
   w->aSeen = NULL;
   w->aScored = NULL;
+  w->aList = NULL;
 }

@@ -203,13 +203,16 @@ int residue_diff_seek(residue_diff *d);
 ** owners of the units met walking on from the key's unit, wrapping around,
 ** each node once (points clockwise, the slots or buckets after the
 ** key's). For rings without: the nodes by the descriptor's score for the
-** key, highest first, ties to the lower index (name order).
+** key, highest first, ties to the lower index (name order). A descriptor
+** with a replicas hook gives the list itself (cassandra's strategies).
 */
 typedef struct scored_node scored_node;
 typedef struct replica_walk {
   const ring *r;
   uint64_t *aSeen;         /* units: bit set of the nodes already listed */
   scored_node *aScored;    /* no units: every node, by falling score */
+  uint32_t *aList;         /* the descriptor's list (replicas hook) */
+  uint32_t nList;
   uint32_t k0;             /* units: the key's unit */
   uint32_t nStep;          /* units: units walked past k0 */
   uint32_t nListed;        /* nodes listed so far */

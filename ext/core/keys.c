@@ -422,6 +422,9 @@ const char *ring_keys_differ(const ring_keys *a, const ring_keys *b,
   }else if( a->n_steps!=b->n_steps || ring_keys_steps_differ(a, b) ){
     steps_text(a, zA, sizeof(zA));
     steps_text(b, zB, sizeof(zB));
+  }else if( a->integer_bytes!=b->integer_bytes ){
+    snprintf(zA, sizeof(zA), "integers as %u bytes", a->integer_bytes);
+    snprintf(zB, sizeof(zB), "integers as %u bytes", b->integer_bytes);
   }else if( a->finish_arg!=b->finish_arg ){
     snprintf(zA, sizeof(zA), "%s %llu", a->finish_option,
              (unsigned long long)a->finish_arg);

@@ -77,6 +77,11 @@ struct ring_keys {
   uint64_t finish_arg;
   const char *finish_by;
   const char *finish_option;
+  /* INTEGER keys as their integer_bytes big-endian two's-complement bytes
+  ** (8 or 4: Cassandra's bigint and int), instead of their decimal text;
+  ** 0: the text. An integer outside 4 bytes' range then has no position
+  ** (the SQLite layer's value_position applies it). */
+  uint32_t integer_bytes;
   ring_key_step steps[RING_KEY_MAX_STEPS];
 };
 
@@ -120,6 +125,7 @@ int ring_keys_steps_differ(const ring_keys *a, const ring_keys *b);
 static inline int ring_keys_same(const ring_keys *a, const ring_keys *b){
   return a->hash==b->hash && a->seed==b->seed
       && a->finish==b->finish && a->finish_arg==b->finish_arg
+      && a->integer_bytes==b->integer_bytes
       && a->tag[0]==b->tag[0] && a->tag[1]==b->tag[1]
       && a->n_steps==b->n_steps
       && (a->n_steps==0 || !ring_keys_steps_differ(a, b));
@@ -130,7 +136,7 @@ static inline int ring_keys_same(const ring_keys *a, const ring_keys *b){
 ** "the rings hash keys differently (md5, xxh3 seed 0)", or "algorithm
 ** haproxy and algorithm ring hash keys differently"; "" if they are the
 ** same. The first difference of: hash and seed, finish, hash tag, steps,
-** the value finish reads. Returns zOut.
+** integer bytes, the value finish reads. Returns zOut.
 */
 const char *ring_keys_differ(const ring_keys *a, const ring_keys *b,
                              char *zOut, size_t nOut);

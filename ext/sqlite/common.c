@@ -94,10 +94,34 @@ int key_bytes(sqlite3_value *v, char zInt[24], const void **pp, size_t *pn){
   return key_bytes_inline(v, zInt, pp, pn);
 }
 
+/* An integer key (or 42.0) as k->integer_bytes big-endian bytes into z:
+** 1; 0 if v is no integer; -1 if it is out of the range of those bytes. */
+static int integer_key_bytes(sqlite3_value *v, const ring_keys *k,
+                             unsigned char z[8]){
+  int64_t i;
+  int eType = sqlite3_value_type(v);
+  if( eType==SQLITE_INTEGER ) i = sqlite3_value_int64(v);
+  else if( eType!=SQLITE_FLOAT || !value_whole_int64(v, &i) ) return 0;
+  if( k->integer_bytes==4 && (i<INT32_MIN || i>INT32_MAX) ) return -1;
+  for(uint32_t b=0; b<k->integer_bytes; b++){
+    z[b] = (unsigned char)((uint64_t)i >> (8*(k->integer_bytes-1-b)));
+  }
+  return 1;
+}
+
 int value_position(sqlite3_value *v, const ring_keys *k, uint64_t *pPos){
   char zInt[24];
   const void *p;
   size_t n;
+  if( k->integer_bytes ){
+    unsigned char zBytes[8];
+    int bInt = integer_key_bytes(v, k, zBytes);
+    if( bInt<0 ) return 0;               /* no int has that value */
+    if( bInt ){
+      *pPos = ring_keys_place(k, zBytes, k->integer_bytes);
+      return 1;
+    }
+  }
   if( !key_bytes_inline(v, zInt, &p, &n) ) return 0;
   if( k->hash==HASH_IDENTITY ){
     /* identity places integer keys only; any other key is like NULL. */

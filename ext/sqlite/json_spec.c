@@ -54,25 +54,31 @@ static int json_node_copy(ring_input *x, const char *zName, int nName,
   return SQLITE_OK;
 }
 
+/* Free the column values json_node_object copied into x. */
+static void json_node_values_free(ring_input *x){
+  for(int i=0; i<RING_MAX_COLUMNS; i++){
+    sqlite3_free((char *)x->columns[i]);
+    x->columns[i] = NULL;
+  }
+}
+
 /*
 ** A node given as an object, {"weight": 2, "tokens": "..."}: its weight
-** and column values into x (the values point into pStmt's rows, which
-** stay until it is finalized: the caller copies them first). zNode names
-** it in messages.
+** and column values into x (the values copied: json_node_values_free).
+** zNode names it in messages.
 */
 static int json_node_object(sqlite3 *db, const ring_config *cfg,
                             const char *zObject, const char *zNode,
-                            ring_input *x, sqlite3_stmt **ppStmt,
-                            char **pzErr){
+                            ring_input *x, char **pzErr){
   int rc;
-  *ppStmt = json_query(db, "SELECT key, type, value FROM json_each(?1)",
-                       zObject, -1, &rc);
-  if( *ppStmt==NULL ) return rc;
+  sqlite3_stmt *pStmt = json_query(db,
+      "SELECT key, type, value FROM json_each(?1)", zObject, -1, &rc);
+  if( pStmt==NULL ) return rc;
   x->weight = 1.0;
-  while( (rc = sqlite3_step(*ppStmt))==SQLITE_ROW ){
-    const char *zKey = (const char *)sqlite3_column_text(*ppStmt, 0);
-    const char *zType = (const char *)sqlite3_column_text(*ppStmt, 1);
-    if( zKey==NULL || zType==NULL ) return SQLITE_NOMEM;
+  while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
+    const char *zKey = (const char *)sqlite3_column_text(pStmt, 0);
+    const char *zType = (const char *)sqlite3_column_text(pStmt, 1);
+    if( zKey==NULL || zType==NULL ){ rc = SQLITE_NOMEM; break; }
     int bNumber = strcmp(zType, "integer")==0 || strcmp(zType, "real")==0;
     int iCol = ring_column_find(cfg, zKey);
     if( strcmp(zKey, "weight")==0 ){
@@ -80,9 +86,10 @@ static int json_node_object(sqlite3 *db, const ring_config *cfg,
         *pzErr = sqlite3_mprintf("JSON ring spec: the weight of node "
                                  CHASH_ECHO " is not a number", zNode,
                                  chash_cut_mark(zNode));
-        return SQLITE_ERROR;
+        rc = SQLITE_ERROR;
+        break;
       }
-      x->weight = sqlite3_column_double(*ppStmt, 2);
+      x->weight = sqlite3_column_double(pStmt, 2);
     }else if( iCol<0 ){
       char zList[100];
       *pzErr = sqlite3_mprintf("JSON ring spec: node " CHASH_ECHO ": "
@@ -91,20 +98,27 @@ static int json_node_object(sqlite3 *db, const ring_config *cfg,
                                "columns (%s)", zNode, chash_cut_mark(zNode),
                                cfg->algo->name, zKey,
                                ring_column_list(cfg, zList, sizeof(zList)));
-      return SQLITE_ERROR;
+      rc = SQLITE_ERROR;
+      break;
     }else if( strcmp(zType, "null")==0 ){
       /* as if not given */
     }else if( strcmp(zType, "text")!=0 && strcmp(zType, "integer")!=0 ){
       *pzErr = sqlite3_mprintf("JSON ring spec: node " CHASH_ECHO ": %s "
                                "must be a string", zNode,
                                chash_cut_mark(zNode), zKey);
-      return SQLITE_ERROR;
+      rc = SQLITE_ERROR;
+      break;
     }else{
-      x->columns[iCol] = (const char *)sqlite3_column_text(*ppStmt, 2);
-      x->column_len[iCol] = (uint32_t)sqlite3_column_bytes(*ppStmt, 2);
-      if( x->columns[iCol]==NULL ) return SQLITE_NOMEM;
+      /* Copied now: the next step frees this row's text. */
+      const char *z = (const char *)sqlite3_column_text(pStmt, 2);
+      int n = sqlite3_column_bytes(pStmt, 2);
+      sqlite3_free((char *)x->columns[iCol]);
+      x->columns[iCol] = z ? sqlite3_mprintf("%.*s", n, z) : NULL;
+      x->column_len[iCol] = (uint32_t)n;
+      if( x->columns[iCol]==NULL ){ rc = SQLITE_NOMEM; break; }
     }
   }
+  sqlite3_finalize(pStmt);
   return rc==SQLITE_DONE ? SQLITE_OK : rc;
 }
 
@@ -164,19 +178,21 @@ static int json_nodes(sqlite3 *db, const char *z, int n, const char *zPath,
     if( zName==NULL || aNew==NULL ){ rc = SQLITE_NOMEM; break; }
     ring_input *x = &aInput[nInput];
     memset(x, 0, sizeof(*x));
-    sqlite3_stmt *pObject = NULL;
+    ring_input values;
+    memset(&values, 0, sizeof(values));
     if( bObject ){
       const char *zObject = (const char *)sqlite3_column_text(pStmt, 2);
-      rc = zObject ? json_node_object(db, cfg, zObject, zName, x, &pObject,
-                                      pzErr)
+      rc = zObject ? json_node_object(db, cfg, zObject, zName, &values, pzErr)
                    : SQLITE_NOMEM;
     }else{
-      x->weight = bArray ? 1.0 : sqlite3_column_double(pStmt, 2);
+      values.weight = bArray ? 1.0 : sqlite3_column_double(pStmt, 2);
     }
     if( rc==SQLITE_ROW || rc==SQLITE_OK ){
+      *x = values;
       rc = json_node_copy(x, zName, nName, nColumns);
+      if( rc!=SQLITE_OK ) x->name = NULL;
     }
-    sqlite3_finalize(pObject);
+    json_node_values_free(&values);
     if( rc!=SQLITE_OK ) break;
     rc = SQLITE_ROW;
     nInput++;

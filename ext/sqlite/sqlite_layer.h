@@ -54,8 +54,10 @@ int value_whole_int64(sqlite3_value *v, int64_t *pOut);
 
 /*
 ** The position of key value v under a ring's key rule k (its bytes, as
-** key_bytes gives them, placed by ring_keys_place). Returns 0 if v is
-** NULL (no position), else 1.
+** key_bytes gives them, placed by ring_keys_place; an integer as
+** k->integer_bytes big-endian bytes when the rule says so). Returns 0 if
+** v is NULL or has no position (an integer out of the range of 4 bytes),
+** else 1.
 */
 int value_position(sqlite3_value *v, const ring_keys *k, uint64_t *pPos);
 

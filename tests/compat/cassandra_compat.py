@@ -20,6 +20,13 @@ among them; 6 nodes x 16 tokens; 2 DCs x 3 racks x 2 nodes x 8 tokens with
   primary   the first replica (a SimpleStrategy RF 1 keyspace)
   simple    the SimpleStrategy replica list, in order
   network   the NetworkTopologyStrategy replica SET
+  ch_locate, ch_replicas simple, ch_replicas network
+            algorithm cassandra (an inline JSON ring of the same nodes,
+            tokens, DCs and racks; INTEGER ids as INTEGER keys, which the
+            ring's integer_key serializes) against the driver: the
+            primary, the SimpleStrategy list in order, the NTS set
+  ch_replicas server order
+            chash's NTS list in order against the model of the server
 
 Some node tokens are the tokens of crafted text keys, and 16-byte blob
 keys are crafted (the hash run backwards) onto every node token and onto
@@ -41,6 +48,7 @@ must each disagree with the driver on
 some keys. Exits 1 on any disagreement or on a variant that agrees.
 """
 import bisect
+import json
 import random
 import struct
 import sys
@@ -169,6 +177,30 @@ def chash_tokens(db, keys, how):
     return [db.execute("SELECT ch_hash(?, 'murmur3_cassandra')", a).fetchone()[0] for a in args]
 
 
+def chash_spec(nodes, replication, how):
+    """The inline JSON spec of the ring: algorithm cassandra, its nodes
+    with their tokens, dc and rack."""
+    return json.dumps({"algorithm": "cassandra", "replication": replication,
+                       "integer_key": how,
+                       "nodes": {a: {"tokens": " ".join(map(str, t)), "dc": dc, "rack": rack}
+                                 for a, t, dc, rack in nodes}})
+
+
+def chash_placements(db, keys, nodes, rfs, simple_rf, how):
+    """chash's primary, SimpleStrategy list and NetworkTopologyStrategy list
+    of every key (an INTEGER key serialized by the ring's integer_key)."""
+    simple = chash_spec(nodes, "simple:%d" % simple_rf, how)
+    network = chash_spec(nodes, ",".join("%s:%d" % kv for kv in sorted(rfs.items())), how)
+    out = []
+    for k in keys:
+        row = db.execute(
+            "SELECT ch_locate(?1, ?2), (SELECT group_concat(node, ' ') FROM"
+            " ch_replicas(?1, 100000, ?2)), (SELECT group_concat(node, ' ') FROM"
+            " ch_replicas(?1, 100000, ?3))", (k, simple, network)).fetchone()
+        out.append((row[0], (row[1] or "").split(), (row[2] or "").split()))
+    return out
+
+
 def check_configuration(db, name, nodes, crafted, rfs, simple_rf, failures, variants):
     ring = model.Ring(nodes)
     one_rack = model.Ring([(a, tokens, dc, "rack1") for a, tokens, dc, rack in nodes])
@@ -181,12 +213,15 @@ def check_configuration(db, name, nodes, crafted, rfs, simple_rf, failures, vari
     for kind, keys in (("text", text_keys(rnd, crafted) + blobs), ("bigint", int_keys(rnd, 64)),
                        ("int", int_keys(rnd, 32))):
         how = kind if kind != "text" else "bigint"
-        agree = dict.fromkeys(("token", "ch_hash", "primary", "simple", "network"), 0)
+        agree = dict.fromkeys(("token", "ch_hash", "primary", "simple", "network",
+                               "ch_locate", "ch_replicas simple", "ch_replicas network",
+                               "ch_replicas server order"), 0)
         tokens = chash_tokens(db, keys, how)
+        placed = chash_placements(db, keys, nodes, rfs, simple_rf, how)
         repeated = reordered = ties = 0
         wrong = dict.fromkeys(("unsigned tail", "little-endian", "strictly after", "before",
                                "minimum kept", "racks ignored"), 0)
-        for key, chash_token in zip(keys, tokens):
+        for key, chash_token, (c_primary, c_simple, c_network) in zip(keys, tokens, placed):
             data = model.serialize(key, how)
             t = model.token(data)
             dt = Murmur3Token.hash_fn(data)
@@ -199,11 +234,16 @@ def check_configuration(db, name, nodes, crafted, rfs, simple_rf, failures, vari
             agree["simple"] += names(tmap.get_replicas("simple", dtok)) == ring.simple(t, simple_rf)
             server = ring.network(t, rfs)
             driver = names(tmap.get_replicas("network", dtok))
+            agree["ch_locate"] += names(tmap.get_replicas("one", dtok)) == [c_primary]
+            agree["ch_replicas simple"] += names(tmap.get_replicas("simple", dtok)) == c_simple
+            agree["ch_replicas server order"] += c_network == server
             if len(set(driver)) < len(driver):
                 repeated += 1          # the driver's repeated host: follow the server,
                 agree["network"] += set(driver) <= set(server)   # which holds its hosts
+                agree["ch_replicas network"] += set(driver) <= set(c_network)
             else:
                 agree["network"] += set(driver) == set(server)
+                agree["ch_replicas network"] += set(driver) == set(c_network)
                 wrong["racks ignored"] += set(driver) != set(one_rack.network(t, rfs))
                 reordered += driver != server
             wrong["unsigned tail"] += model.token(data, signed_tail=False) != dt
@@ -256,7 +296,8 @@ def main():
     if failures:
         print("cassandra_compat: FAILED\n  " + "\n  ".join(failures))
         sys.exit(1)
-    print("cassandra_compat: model, chash's ch_hash and the driver agree on every key")
+    print("cassandra_compat: model, chash (ch_hash, ch_locate, ch_replicas) and the "
+          "driver agree on every key")
 
 
 if __name__ == "__main__":

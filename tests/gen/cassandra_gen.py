@@ -10,9 +10,19 @@ driver):
                       (token 2^63-1) and 2^63-1, the empty key's minimum
                       token, bigint and int partition keys given as their
                       serialized bytes, and generated text keys
+  algorithm cassandra ring tables of nodes with tokens, dc and rack: the
+                      primary (ch_locate) and the replicas in the server's
+                      order (ch_replicas, SimpleStrategy and
+                      NetworkTopologyStrategy's calculateNaturalReplicas) of
+                      text keys, bigint and int ids, and 16-byte keys
+                      crafted onto every node token, one past it and one
+                      before it, and onto both ends of the token space
+                      (the wrap); ch_points against the tokens
 
 Run: /usr/bin/python3 tests/gen/cassandra_gen.py --write  (or --check)
 """
+import random
+
 import genfiles
 import cassandra_model as model
 from reference import TestFile, key_bytes, sql_value, series
@@ -102,10 +112,96 @@ def gen_hash(tf):
                "take a seed)", ""]
 
 
+# Ring configurations: (table, replication, nodes), each node (address,
+# tokens, dc, rack); the tokens from a seeded generator.
+def configurations():
+    rnd = random.Random(20)
+
+    def tokens(n):
+        return [rnd.randrange(model.MIN_TOKEN, model.MAX_TOKEN + 1) for _ in range(n)]
+    three = [("10.0.0.1", [model.MIN_TOKEN], "dc1", "rack1"),
+             ("10.0.0.2", [-3074457345618258603], "dc1", "rack1"),
+             ("10.0.0.3", [3074457345618258602], "dc1", "rack1")]
+    six = [("10.0.1.%d" % i, tokens(16), "dc1", "rack1") for i in range(1, 7)]
+    two_dcs = [("10.%d.%d.%d" % (d, r, n), tokens(8), "dc%d" % d, "r%d" % r)
+               for d in (1, 2) for r in (1, 2, 3) for n in (1, 2)]
+    few_racks = [("10.9.%d.%d" % (r, n), tokens(8), "dc1", "r%d" % r)
+                 for r in (1, 2) for n in (1, 2, 3)] + \
+        [("10.8.1.%d" % n, tokens(8), "dc2", "r1") for n in (1, 2, 3)]
+    return [("c3", "simple:3", {}, three),
+            ("c6", "simple:3", {}, six),
+            ("cdc", "dc1:3,dc2:2", {"dc1": 3, "dc2": 2}, two_dcs),
+            ("cfew", "dc1:4,dc2:2", {"dc1": 4, "dc2": 2}, few_racks)]
+
+
+def replicas(ring, rfs, t):
+    return ring.network(t, rfs) if rfs else ring.simple(t, 3)
+
+
+def gen_ring(tf):
+    tf.comment("algorithm cassandra: a ring table of nodes with their tokens, DC and\n"
+               "rack, its primary replica (ch_locate) and its replicas in the order\n"
+               "Cassandra's server walks the ring (ch_replicas), from the model.")
+    n = 400
+    for name, replication, rfs, nodes in configurations():
+        ring = model.Ring(nodes)
+        tf.comment("Ring %s: %d nodes, %d tokens, replication %s." %
+                   (name, len(nodes), len(ring.tokens), replication))
+        tf.statement("CREATE VIRTUAL TABLE %s USING chash(algorithm=cassandra, "
+                     "replication='%s')" % (name, replication))
+        tf.statement("INSERT INTO %s(node, tokens, dc, rack) VALUES %s" % (
+            name, ", ".join("('%s', '%s', '%s', '%s')" % (a, ", ".join(map(str, t)), dc, rack)
+                            for a, t, dc, rack in nodes)))
+        tf.query("IT", "SELECT token, node FROM ch_points('%s') ORDER BY token" % name,
+                 list(zip(ring.tokens, ring.owners)))
+        both = "ch_locate(%%s, '%s'), (SELECT group_concat(node, ' ') FROM " \
+               "ch_replicas(%%s, 10, '%s'))" % (name, name)
+        tf.query("TT", "%s SELECT %s FROM s ORDER BY i" % (series(n), both % (("'user:' || i",) * 2)),
+                 [(ring.primary(model.token(b"user:%d" % i)),
+                   " ".join(replicas(ring, rfs, model.token(b"user:%d" % i))))
+                  for i in range(1, n + 1)])
+        ids = [0, 1, -1, 42, 2**31 - 1, -2**31, 2**63 - 1, -2**63] + list(range(1000, 1000 + n, 7))
+        values = ", ".join("(%d, %d)" % (k, i) for k, i in enumerate(ids))
+        tf.query("TT", "SELECT %s FROM (VALUES %s) ORDER BY column1" % (
+                 both % (("column2",) * 2), values),
+                 [(ring.primary(model.token(model.serialize(i))),
+                   " ".join(replicas(ring, rfs, model.token(model.serialize(i)))))
+                  for i in ids])
+        # Keys on a node's token, one past it, one before it, and on both
+        # ends of the token space.
+        targets = []
+        for t in ring.tokens[:24]:
+            targets += [t, t + 1, t - 1]
+        targets += [model.MAX_TOKEN, model.MIN_TOKEN + 1]
+        targets = [t for t in targets if model.MIN_TOKEN < t <= model.MAX_TOKEN]
+        crafted = [model.key_for_hash(t) for t in targets]
+        values = ", ".join("(%d, %s)" % (k, blob(c)) for k, c in enumerate(crafted))
+        tf.query("TT", "SELECT %s FROM (VALUES %s) ORDER BY column1" % (
+                 both % (("column2",) * 2), values),
+                 [(ring.primary(model.token(c)), " ".join(replicas(ring, rfs, model.token(c))))
+                  for c in crafted])
+
+    tf.comment("integer_key=int: an INTEGER key is its 4 bytes; one outside the int\n"
+               "range has no token (NULL).")
+    name, replication, rfs, nodes = configurations()[1]
+    ring = model.Ring(nodes)
+    tf.statement("CREATE VIRTUAL TABLE cint USING chash(algorithm=cassandra, integer_key=int)")
+    tf.statement("INSERT INTO cint(cint) SELECT json_object('algorithm', 'cassandra', "
+                 "'integer_key', 'int', 'nodes', json_group_object(node, json_object("
+                 "'tokens', tokens))) FROM c6")
+    ids = [0, 1, -1, 42, 2**31 - 1, -2**31] + list(range(7, 7 + n, 3))
+    values = ", ".join("(%d, %d)" % (k, i) for k, i in enumerate(ids))
+    tf.query("T", "SELECT ch_locate(column2, 'cint') FROM (VALUES %s) ORDER BY column1" % values,
+             [(ring.primary(model.token(model.serialize(i, "int"))),) for i in ids])
+    tf.query("T", "SELECT quote(ch_locate(2147483648, 'cint'))", [("NULL",)])
+
+
 def make():
     tf = CassandraTestFile("cassandra.test", "Cassandra's Murmur3Partitioner token "
-                           "(ch_hash 'murmur3_cassandra') against an independent model")
+                           "(ch_hash 'murmur3_cassandra') and ring (algorithm "
+                           "cassandra) against an independent model")
     gen_hash(tf)
+    gen_ring(tf)
     return tf.text()
 
 

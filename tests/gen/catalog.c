@@ -77,6 +77,15 @@ static void print_algorithm(const ring_algo *a){
     if( n++ ) fputs(", ", stdout);
     json_string(options_name_at(i));
   }
+  fputs("], \"columns\": [", stdout);
+  for(int i=0; a->columns && a->columns[i].name; i++){
+    fputs(i ? ", {\"name\": " : "{\"name\": ", stdout);
+    json_string(a->columns[i].name);
+    fputs(", \"example\": ", stdout);
+    if( a->columns[i].example ) json_string(a->columns[i].example);
+    else fputs("null", stdout);
+    putchar('}');
+  }
   fputs("],\n     \"doc\": ", stdout);
   print_doc(&a->doc);
   putchar('}');

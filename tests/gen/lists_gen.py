@@ -268,14 +268,20 @@ def every_algorithm_checked():
     out = []
     for a in ALGOS:
         t = "every_" + a["name"]
+        # Columns without a default get their example value per node.
+        cols = [c for c in a["columns"] if c["example"]]
+        names = "".join(", " + c["name"] for c in cols)
+        rows = ", ".join("('%s'%s)" % (n, "".join(", '%s'" % c["example"].replace("%d", str(i + 1))
+                                                  for c in cols))
+                         for i, n in enumerate("abc"))
         out.append("statement ok\n"
                    "CREATE VIRTUAL TABLE %s USING chash(algorithm=%s);\n"
-                   "INSERT INTO %s(node) VALUES ('a'), ('b'), ('c');\n"
+                   "INSERT INTO %s(node%s) VALUES %s;\n"
                    "DELETE FROM %s WHERE node = 'c'\n\n"
                    "query TT\n"
                    "SELECT ch_check('%s'), ch_locate('key', '%s') IN ('a', 'b')\n"
                    "----\nok\n1\n\n"
-                   "statement ok\nDROP TABLE %s\n" % (t, a["name"], t, t, t, t, t))
+                   "statement ok\nDROP TABLE %s\n" % (t, a["name"], t, names, rows, t, t, t, t))
     return "\n".join(out)
 
 

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "algo.h"
+#include "geometry.h"
 #include "keyhash.h"
 #include "unit.h"
 
@@ -380,6 +381,8 @@ static void test_oom(void){
     ring_config cfg;
     ring_config_default(&cfg);
     options_set_algorithm(&cfg, algo);
+    /* Nodes of names alone cannot fill columns: test_cassandra's own. */
+    if( ring_columns(&cfg) ) continue;
     hash_id h = algo->default_hash;
     const double *pw = w;
     for(int i=0; i<3; i++){
@@ -467,6 +470,104 @@ static void test_hashring(void){
   ring_release(r);
 }
 
+/* cassandra: tokens, dc and rack per node; placements and the server's
+** replica order worked by hand. */
+static ring *cassandra_ring(const char *zReplication, char *zErr, size_t nErr){
+  static const char *const rows[][4] = {
+    /* node, tokens, dc, rack */
+    { "n1", "-100, 50", "dc1", "r1" },
+    { "n2", "0 100", "dc1", "r1" },
+    { "n3", "-50", "dc1", "r2" },
+    { "n4", "25,75", "dc2", "r1" },
+  };
+  ring_config cfg;
+  ring_config_default(&cfg);
+  options_set_algorithm(&cfg, ring_algorithm_from_name("cassandra"));
+  unit_set_option(&cfg, "replication", zReplication);
+  CHECK( options_check(&cfg, OPTION_ALGORITHM, zErr, nErr)==0 );
+  ring_input in[4];
+  memset(in, 0, sizeof(in));
+  for(int i=0; i<4; i++){
+    in[i].name = rows[i][0];
+    in[i].name_len = 2;
+    in[i].weight = 1.0;
+    for(int c=0; c<3; c++){
+      in[i].columns[c] = rows[i][c+1];
+      in[i].column_len[c] = (uint32_t)strlen(rows[i][c+1]);
+    }
+  }
+  ring *r = NULL;
+  ring_build(&cfg, in, 4, &r, zErr, nErr);
+  return r;
+}
+
+/* The replicas of the key at token t, as node names joined by spaces. */
+static const char *cassandra_list(const ring *r, int64_t t, char *z, size_t n){
+  replica_walk w;
+  z[0] = 0;
+  if( replica_walk_start(&w, r, (uint64_t)t)==RING_OK ){
+    int64_t k;
+    size_t used = 0;
+    while( (k = replica_walk_next(&w))>=0 ){
+      used += (size_t)snprintf(z+used, n-used, "%s%s", used ? " " : "",
+                               r->nodes[k].name);
+    }
+  }
+  replica_walk_free(&w);
+  return z;
+}
+
+static void test_cassandra(void){
+  char zErr[300], z[100];
+  ring *r = cassandra_ring("simple:3", zErr, sizeof(zErr));
+  CHECK( r!=NULL );
+  if( r ){
+    /* Tokens -100 n1, -50 n3, 0 n2, 25 n4, 50 n1, 75 n4, 100 n2: a key at
+    ** or below a token is its owner's; past 100 it wraps to -100. */
+    CHECK( strcmp(owner(r, (uint64_t)(int64_t)-100), "n1")==0 );
+    CHECK( strcmp(owner(r, (uint64_t)(int64_t)-99), "n3")==0 );
+    CHECK( strcmp(owner(r, 0), "n2")==0 );
+    CHECK( strcmp(owner(r, 26), "n1")==0 );
+    CHECK( strcmp(owner(r, 101), "n1")==0 );
+    CHECK( strcmp(owner(r, (uint64_t)INT64_MIN), "n1")==0 );
+    CHECK( strcmp(owner(r, (uint64_t)INT64_MAX), "n1")==0 );
+    CHECK( r->n_points==7 && r->nodes[0].points==2 && r->nodes[2].points==1 );
+    /* SimpleStrategy: distinct owners on from the key's token. */
+    CHECK( strcmp(cassandra_list(r, 1, z, sizeof(z)), "n4 n1 n2")==0 );
+    CHECK( strcmp(cassandra_list(r, 90, z, sizeof(z)), "n2 n1 n3")==0 );
+  }
+  ring_release(r);
+  r = cassandra_ring("dc1:2,dc2:1", zErr, sizeof(zErr));
+  if( r ){
+    /* From 1: n4 (dc2 done), n1 (dc1 r1), n4 again, n2 (r1 used, dc1 has 2
+    ** racks for RF 2: no repeat), n1, n3 (r2): n4 n1 n3. */
+    CHECK( strcmp(cassandra_list(r, 1, z, sizeof(z)), "n4 n1 n3")==0 );
+    /* From -99: n3 (r2), n2 (r1), then dc2's n4. */
+    CHECK( strcmp(cassandra_list(r, -99, z, sizeof(z)), "n3 n2 n4")==0 );
+  }
+  ring_release(r);
+  r = cassandra_ring("dc1:3", zErr, sizeof(zErr));
+  if( r ){
+    /* dc1 has 2 racks for RF 3: one repeat. From 1: n1 (r1), n2 (r1 used,
+    ** the repeat), n3 (r2). */
+    CHECK( strcmp(cassandra_list(r, 1, z, sizeof(z)), "n1 n2 n3")==0 );
+  }
+  ring_release(r);
+  /* Failing each allocation in turn: no ring, no leak. */
+  ring_set_allocator(test_malloc, test_free);
+  for(int nth=0; ; nth++){
+    nUntilFail = nth;
+    r = cassandra_ring("dc1:2,dc2:1", zErr, sizeof(zErr));
+    nUntilFail = -1;
+    if( r ){
+      ring_release(r);
+      break;
+    }
+  }
+  CHECK( nLive==0 );
+  ring_set_allocator(malloc, free);
+}
+
 int main(void){
   test_jump();
   test_guava();
@@ -477,6 +578,7 @@ int main(void){
   test_haproxy();
   test_dubbo();
   test_envoy_ring();
+  test_cassandra();
   test_oom();
   return unit_summary();
 }

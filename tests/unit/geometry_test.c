@@ -315,6 +315,9 @@ static void test_point_replicas_every_algo(void){
   for(int i=0; ring_algos[i]; i++){
     const ring_algo *alg = ring_algos[i];
     if( alg->units!=RING_UNITS_POINTS ) continue;
+    /* Nodes whose columns are required (cassandra's tokens) cannot be
+    ** made of names: algos_test.c tests those. */
+    if( alg->columns && alg->columns[0].required ) continue;
     nAlgo++;
     ring *r = build(alg->name, alg->default_hash, 0, 0, azName, 5);
     if( r==NULL ){

@@ -413,6 +413,10 @@ static ring_config algorithm_config(const char *zAlgo, const char *zVnodes){
 static void walk_registry(void){
   for(int i=0; ring_algos[i]; i++){
     const char *zAlgo = ring_algos[i]->name;
+    /* Nodes whose columns are required (cassandra's tokens) cannot be
+    ** made of names: algos_test.c tests those. */
+    const ring_column *col = ring_algos[i]->columns;
+    if( col && col[0].required ) continue;
     int nBuilt = walk_builds(algorithm_config(zAlgo, NULL), 60, zAlgo);
     CHECK(nBuilt>=30, "%s: only %d of 60 steps built", zAlgo, nBuilt);
     if( ring_algos[i]->options & OPTION_VNODES ){
