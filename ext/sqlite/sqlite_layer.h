@@ -364,9 +364,12 @@ typedef struct ring_cache_entry {
   spec_table where;        /* the caller's: the table the ring is of */
   int64_t nChange;         /* the caller's: state when it was cached */
   int nDb;
+  int bSettled;            /* the caller's: main settled when last checked, */
+  unsigned nDataVersion;   /* at this data version (spec.c) */
   uint64_t born;           /* the clock when it was put: which entry it is */
   sqlite3_stmt *pCheck;    /* the caller's: a kept statement, finalized
                            ** with the entry */
+  int bCheckHidable;       /* the caller's: pCheck looks in temp too */
   uint64_t last_use;
 } ring_cache_entry;
 
