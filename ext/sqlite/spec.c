@@ -591,7 +591,7 @@ static int main_settled(sqlite3 *db, unsigned *pVersion){
   return zFile!=NULL && zFile[0]==0
       && sqlite3_db_filename(db, "temp")==NULL
       && sqlite3_txn_state(db, NULL)!=SQLITE_TXN_WRITE
-      && sqlite3_file_control(db, "main", SQLITE_FCNTL_DATA_VERSION,
+      && sqlite3_file_control(db, NULL, SQLITE_FCNTL_DATA_VERSION,
                               pVersion)==SQLITE_OK;
 }
 

@@ -183,20 +183,21 @@ static void release_ring(void *p){
 }
 
 /*
-** The per-row fast path. A constant spec argument (the usual 'shards')
-** keeps its ring as the argument's own auxdata, which SQLite hands back on
-** every row without the statement cache's compare of the spec text. SQLite
+** The per-row fast path (spec_ring_at, inline in sqlite_layer.h, calls
+** this when the argument has no auxdata). A constant spec argument (the
+** usual 'shards') keeps its ring as the argument's own auxdata, which
+** SQLite hands back on every row without the statement cache's compare of
+** the spec text. SQLite
 ** drops the auxdata of an argument that is not constant after each call,
 ** so it is offered once per (spec, argument): a spec that changes from row
 ** to row costs no allocation per row. It is offered from the second call
 ** on (the first to find the spec in the statement cache), so a statement
 ** of one row, the commonest, sets one auxdata, not two.
 */
-ring *spec_ring_at(sqlite3_context *ctx, sqlite3_value **argv, int iArg,
-                   const char *zFunc){
+ring *spec_ring_at_first(sqlite3_context *ctx, sqlite3_value **argv,
+                         int iArg, const char *zFunc){
   if( iArg<0 ) return spec_ring_arg(ctx, NULL, zFunc);
-  ring *r = sqlite3_get_auxdata(ctx, iArg);
-  if( r ) return r;
+  ring *r;
   stmt_entry *e;
   int bKnown;
   r = stmt_ring(ctx, argv[iArg], zFunc, &e, &bKnown);
