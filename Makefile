@@ -215,6 +215,7 @@ test: deps $(LOADABLE) $(CLI) build/runner build/ring_test build/algos_test buil
 	tests/harness/migration.sh ./$(LOADABLE)
 	tests/harness/cli.sh $(CURDIR)/$(CLI) $(CURDIR)/$(LOADABLE)
 	/usr/bin/python3 tests/harness/deserialize.py ./$(LOADABLE)
+	/usr/bin/python3 tests/harness/settled.py ./$(LOADABLE)
 	/usr/bin/python3 tests/harness/commit_work.py ./$(LOADABLE)
 	/usr/bin/python3 tests/harness/txn_driver.py --ext ./$(LOADABLE) --transactions 3000 --seed 7 --busy
 

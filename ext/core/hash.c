@@ -16,6 +16,7 @@
 #include "xxhash_inline.h"
 #include <nettle/md5.h>
 #include <nettle/sha1.h>
+#include <nettle/version.h>
 #include <zlib.h>
 
 #include "hash.h"
@@ -108,11 +109,61 @@ int hash_identity_ok(hash_id id, const void *pData, size_t nData){
   return ok;
 }
 
-void hash_md5(const void *pData, size_t nData, unsigned char digest[16]){
+/* nettle's MD5 block function: public from nettle 3.8 on, with an
+** underscore before. */
+#if NETTLE_VERSION_MAJOR>3 || (NETTLE_VERSION_MAJOR==3 && NETTLE_VERSION_MINOR>=8)
+# define md5_compress_block nettle_md5_compress
+#else
+# define md5_compress_block _nettle_md5_compress
+#endif
+
+/*
+** The MD5 of nData bytes at pData as its four state words (the digest is
+** them in little-endian order). A key or a point name of up to 55 bytes is
+** one block once padded (the bytes, 0x80, zeros, the length in bits): it
+** goes to nettle's block function directly, without md5_update's
+** buffering and md5_digest's padding and byte writing, which cost more
+** than the block itself on such short input. Longer input takes nettle's
+** md5_update and md5_digest.
+*/
+static void md5_state(const void *pData, size_t nData, uint32_t aState[4]){
+  if( nData<=MD5_BLOCK_SIZE-9 ){
+    uint8_t aBlock[MD5_BLOCK_SIZE] = { 0 };
+    uint64_t nBits = (uint64_t)nData*8;
+    memcpy(aBlock, pData, nData);
+    aBlock[nData] = 0x80;
+    /* The length, little-endian (one store where the machine is). */
+    aBlock[56] = (uint8_t)nBits;
+    aBlock[57] = (uint8_t)(nBits >> 8);
+    aBlock[58] = (uint8_t)(nBits >> 16);
+    aBlock[59] = (uint8_t)(nBits >> 24);
+    aBlock[60] = (uint8_t)(nBits >> 32);
+    aBlock[61] = (uint8_t)(nBits >> 40);
+    aBlock[62] = (uint8_t)(nBits >> 48);
+    aBlock[63] = (uint8_t)(nBits >> 56);
+    aState[0] = 0x67452301;
+    aState[1] = 0xefcdab89;
+    aState[2] = 0x98badcfe;
+    aState[3] = 0x10325476;
+    md5_compress_block(aState, aBlock);
+    return;
+  }
   struct md5_ctx ctx;
+  uint8_t d[MD5_DIGEST_SIZE];
   md5_init(&ctx);
   md5_update(&ctx, nData, pData);
-  md5_digest(&ctx, MD5_DIGEST_SIZE, digest);
+  md5_digest(&ctx, MD5_DIGEST_SIZE, d);
+  for(int w=0; w<4; w++){
+    const uint8_t *b = d + 4*w;
+    aState[w] = (uint32_t)b[0] | (uint32_t)b[1]<<8 | (uint32_t)b[2]<<16
+              | (uint32_t)b[3]<<24;
+  }
+}
+
+void hash_md5(const void *pData, size_t nData, unsigned char digest[16]){
+  uint32_t aState[4];
+  md5_state(pData, nData, aState);
+  for(int i=0; i<16; i++) digest[i] = (unsigned char)(aState[i/4] >> 8*(i%4));
 }
 
 void hash_sha1(const void *pData, size_t nData, unsigned char digest[20]){
@@ -152,24 +203,19 @@ static uint32_t crc32_ieee(const unsigned char *p, size_t n){
 }
 
 void hash_md5_words(const void *pData, size_t nData, uint64_t aWord[4]){
-  unsigned char d[16];
-  hash_md5(pData, nData, d);
-  for(int w=0; w<4; w++){
-    const unsigned char *b = d + 4*w;
-    aWord[w] = (uint32_t)b[0] | (uint32_t)b[1]<<8 | (uint32_t)b[2]<<16
-             | (uint32_t)b[3]<<24;
-  }
+  uint32_t aState[4];
+  md5_state(pData, nData, aState);
+  for(int w=0; w<4; w++) aWord[w] = aState[w];
 }
 
 uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData){
   const unsigned char *p = pData;
-  unsigned char d[16];
+  uint32_t aState[4];
   switch( id ){
     case HASH_XXH64:         return XXH64(pData, nData, seed);
-    case HASH_MD5:
-      hash_md5(pData, nData, d);
-      return (uint32_t)d[0] | (uint32_t)d[1]<<8 | (uint32_t)d[2]<<16
-           | (uint32_t)d[3]<<24;             /* hash_md5_words' word 0 */
+    case HASH_MD5:                           /* hash_md5_words' word 0 */
+      md5_state(pData, nData, aState);
+      return aState[0];
     case HASH_FNV1A_64:      return keyhash_fnv1a_64(p, nData);
     case HASH_FNV1_64:       return keyhash_fnv1_64(p, nData);
     case HASH_FNV1A_32:      return keyhash_fnv1a_32(p, nData);
@@ -183,10 +229,10 @@ uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData){
     case HASH_SDBM:          return keyhash_sdbm(p, nData);
     case HASH_DJB2:          return keyhash_djb2(p, nData);
     case HASH_WT6:           return keyhash_wt6(p, nData);
-    case HASH_MD5BE:
-      hash_md5(pData, nData, d);
-      return (uint32_t)d[0]<<24 | (uint32_t)d[1]<<16 | (uint32_t)d[2]<<8
-           | (uint32_t)d[3];
+    case HASH_MD5BE:                         /* its first 4 bytes, big-endian */
+      md5_state(pData, nData, aState);
+      return (aState[0] & 0xff)<<24 | (aState[0] & 0xff00)<<8
+           | (aState[0] >> 8 & 0xff00) | aState[0] >> 24;
     case HASH_CRC16:         return keyhash_crc16(p, nData);
     case HASH_MURMUR3_128:   return keyhash_murmur3_128_low(p, nData);
     case HASH_MURMUR2_KAFKA: return keyhash_murmur2_kafka(p, nData);

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "key_value.h"
 #include "sqlite_layer.h"
 
 /* The flag that says a function may set a result's subtype (SQLite 3.45;

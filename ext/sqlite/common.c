@@ -1,41 +1,17 @@
 /*
-** common.c: what every file of the SQLite layer uses: the rule that turns a
-** key value into the bytes it hashes (and its position under a ring's key
-** rule), the error helpers of functions and of
-** virtual tables, and
-** statements prepared from a %-format.
+** common.c: what every file of the SQLite layer uses: whole numbers in
+** values, a key's owner for algorithms that look keys up by their bytes
+** (the out-of-line half of key_value.h's value_owner), the error helpers
+** of functions and of virtual tables, and statements prepared from a
+** %-format. (The rule that turns a key value into the bytes it hashes is
+** key_value.h's, inline.)
 */
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
+#include "key_value.h"
 #include "sqlite_layer.h"
-
-/* Decimal text of v, written to end at buf+24; returns where it starts.
-** Two digits per division: integer keys are the common case of a scan. */
-static inline __attribute__((always_inline))
-const char *format_int64(int64_t v, char buf[24]){
-  static const char aPair[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536"
-    "37383940414243444546474849505152535455565758596061626364656667686970717273"
-    "7475767778798081828384858687888990919293949596979899";
-  char *z = buf + 24;
-  uint64_t u = v<0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-  while( u>=100 ){
-    unsigned d = (unsigned)(u % 100);
-    u /= 100;
-    z -= 2;
-    memcpy(z, &aPair[2*d], 2);
-  }
-  if( u>=10 ){
-    z -= 2;
-    memcpy(z, &aPair[2*u], 2);
-  }else{
-    *--z = (char)('0' + u);
-  }
-  if( v<0 ) *--z = '-';
-  return z;
-}
 
 int value_whole_int64(sqlite3_value *v, int64_t *pOut){
   switch( sqlite3_value_type(v) ){
@@ -58,96 +34,11 @@ int value_whole_int64(sqlite3_value *v, int64_t *pOut){
   }
 }
 
-/* key_bytes, inline in value_position: it runs once per row. */
-static inline __attribute__((always_inline))
-int key_bytes_inline(sqlite3_value *v, char zInt[24], const void **pp,
-                     size_t *pn){
-  const void *p;
-  int n;
-  int64_t i = 0;
-  int eType = sqlite3_value_type(v);
-  if( eType==SQLITE_FLOAT && value_whole_int64(v, &i) ) eType = SQLITE_INTEGER;
-  else if( eType==SQLITE_INTEGER ) i = sqlite3_value_int64(v);
-  switch( eType ){
-    case SQLITE_NULL:
-      return 0;
-    case SQLITE_INTEGER:
-      /* 42 and 42.0 (SQL holds them equal) are the text "42". */
-      p = format_int64(i, zInt);
-      n = (int)(zInt + 24 - (const char *)p);    /* zInt has 24 bytes */
-      break;
-    case SQLITE_BLOB:
-      p = sqlite3_value_blob(v);
-      n = sqlite3_value_bytes(v);
-      break;
-    default:                     /* TEXT; any other REAL as SQLite's text */
-      p = sqlite3_value_text(v);
-      n = sqlite3_value_bytes(v);
-      break;
-  }
-  *pp = p ? p : "";
-  *pn = (size_t)n;
-  return 1;
-}
-
-int key_bytes(sqlite3_value *v, char zInt[24], const void **pp, size_t *pn){
-  return key_bytes_inline(v, zInt, pp, pn);
-}
-
-/* An integer key (or 42.0) as k->integer_bytes big-endian bytes into z:
-** 1; 0 if v is no integer; -1 if it is out of the range of those bytes. */
-static int integer_key_bytes(sqlite3_value *v, const ring_keys *k,
-                             unsigned char z[8]){
-  int64_t i;
-  int eType = sqlite3_value_type(v);
-  if( eType==SQLITE_INTEGER ) i = sqlite3_value_int64(v);
-  else if( eType!=SQLITE_FLOAT || !value_whole_int64(v, &i) ) return 0;
-  if( k->integer_bytes==4 && (i<INT32_MIN || i>INT32_MAX) ) return -1;
-  for(uint32_t b=0; b<k->integer_bytes; b++){
-    z[b] = (unsigned char)((uint64_t)i >> (8*(k->integer_bytes-1-b)));
-  }
-  return 1;
-}
-
-int value_position(sqlite3_value *v, const ring_keys *k, uint64_t *pPos){
-  char zInt[24];
-  const void *p;
-  size_t n;
-  if( k->integer_bytes ){
-    unsigned char zBytes[8];
-    int bInt = integer_key_bytes(v, k, zBytes);
-    if( bInt<0 ) return 0;               /* no int has that value */
-    if( bInt ){
-      *pPos = ring_keys_place(k, zBytes, k->integer_bytes);
-      return 1;
-    }
-  }
-  if( !key_bytes_inline(v, zInt, &p, &n) ) return 0;
-  if( k->hash==HASH_IDENTITY ){
-    /* identity places integer keys only; any other key is like NULL. */
-    size_t nPart = n;
-    const void *pPart = k->tag[0] ? hash_tag_part(k->tag, p, n, &nPart) : p;
-    if( !hash_identity_ok(k->hash, pPart, nPart) ) return 0;
-  }
-  *pPos = ring_keys_place(k, p, n);
-  return 1;
-}
-
-int value_positions(sqlite3_value *v, const ring_keys *kOld,
-                    const ring_keys *kNew, uint64_t *pOld, uint64_t *pNew){
-  if( !value_position(v, kOld, pOld) ) return 0;
-  if( ring_keys_same(kOld, kNew) ){
-    *pNew = *pOld;
-    return 1;
-  }
-  return value_position(v, kNew, pNew);
-}
-
 int value_owner_by_bytes(sqlite3_value *v, const ring *r, uint32_t *pOwner){
   char zInt[24];
   const void *p;
   size_t n;
-  if( !key_bytes_inline(v, zInt, &p, &n) ) return 0;
+  if( !key_bytes(v, zInt, &p, &n) ) return 0;
   *pOwner = ring_locate_key(r, p, n);
   return 1;
 }

@@ -18,6 +18,7 @@
 */
 #include <string.h>
 
+#include "key_value.h"
 #include "sqlite_layer.h"
 
 /* Set "zFunc: ring '...' is empty" on ctx, naming the ring of spec pSpec

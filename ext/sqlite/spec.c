@@ -572,24 +572,89 @@ static void token_read(sqlite3 *db, int64_t *pnChange, int *pnDb){
 }
 
 /*
+** Is main settled: a database that only this connection's pager holds (in
+** memory or in a temporary file, and not one sqlite3_deserialize() put in
+** place, which is named "x"), with no write transaction open on the
+** connection and no temp schema that could hide its rings? Then *pVersion
+** is main's data version, which every commit to main raises (this
+** connection's, and a shared cache's other connections', since they share
+** the pager), so while it stays the same main's committed content does:
+** a ring's stamp read when main was settled holds while main is settled at
+** the same data version. A rolled-back change leaves the content it was
+** read from; a database put in place by sqlite3_deserialize() is not
+** settled, however its count runs; one restored from a backup is committed
+** into main, which raises the count; and a change of this connection not
+** yet committed is inside a write transaction.
+*/
+static int main_settled(sqlite3 *db, unsigned *pVersion){
+  const char *zFile = sqlite3_db_filename(db, "main");
+  return zFile!=NULL && zFile[0]==0
+      && sqlite3_db_filename(db, "temp")==NULL
+      && sqlite3_txn_state(db, NULL)!=SQLITE_TXN_WRITE
+      && sqlite3_file_control(db, NULL, SQLITE_FCNTL_DATA_VERSION,
+                              pVersion)==SQLITE_OK;
+}
+
+/*
+** Does this connection share a page cache with another (shared-cache
+** mode)? With PRAGMA read_uncommitted it may then have read the other's
+** change before it was committed, and a rollback there raises no data
+** version: what was read is trusted only if no cache was shared.
+*/
+static int cache_shared(sqlite3 *db){
+  int nUsed = 0, nShared = 0, nHigh;
+  if( sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_USED, &nUsed, &nHigh,
+                        0)!=SQLITE_OK
+   || sqlite3_db_status(db, SQLITE_DBSTATUS_CACHE_USED_SHARED, &nShared,
+                        &nHigh, 0)!=SQLITE_OK ){
+    return 1;
+  }
+  return nShared<nUsed;
+}
+
+/*
+** Record on e that its table's stamp was just read (or found to hold) in
+** schema zSchema, with main settled at data version nVersion (bSettled:
+** main_settled, called before the read).
+*/
+static void settled_note(sqlite3 *db, ring_cache_entry *e,
+                         const char *zSchema, int bSettled, unsigned nVersion){
+  e->bSettled = bSettled && strcmp(zSchema, "main")==0 && !cache_shared(db);
+  e->nDataVersion = nVersion;
+}
+
+/*
 ** Does the table of resolved entry e still have the stamp it was resolved
-** at, with no table of temp hiding it? The query is kept with the entry
-** while the connection may keep statements (spec.c's top).
+** at, with no table of temp hiding it? Without a query if main is settled
+** at the data version it was when the stamp was last read (main_settled).
+** The query is kept with the entry while the connection may keep
+** statements (spec.c's top).
 */
 static int fast_stamp_holds(chash_conn *conn, ring_cache_entry *e){
   sqlite3 *db = conn->db;
   const spec_table *w = &e->where;
+  unsigned nVersion = 0;
+  int bSettled = main_settled(db, &nVersion);
+  if( bSettled && e->bSettled && nVersion==e->nDataVersion ) return 1;
+  /* A table of temp can hide a ring of main while temp is open. Temp
+  ** opens with its first table, after the statement may have been kept,
+  ** and closes when PRAGMA temp_store changes. */
+  int bHidable = strcmp(w->zSchema, "main")==0
+              && sqlite3_db_filename(db, "temp")!=NULL;
+  if( e->pCheck && e->bCheckHidable!=bHidable ){
+    sqlite3_finalize(e->pCheck);
+    e->pCheck = NULL;
+  }
   if( e->pCheck==NULL && conn->eKeep==KEEP_NOT_YET ) close_hook_connect(db);
   if( e->pCheck==NULL && conn->eKeep==KEEP_ON ){
-    /* Whether it looks in temp is fixed now: temp, once open, stays open,
-    ** and it is open whenever the spec could be hidden (a spec without a
-    ** schema was looked up there first). */
-    int bHidable = strcmp(w->zSchema, "main")==0
-                && sqlite3_db_filename(db, "temp")!=NULL;
     store_stamp_prepare(db, w->zSchema, w->zName, bHidable, &e->pCheck);
+    e->bCheckHidable = bHidable;
   }
-  if( e->pCheck ) return store_stamp_check(e->pCheck, w->stamp);
-  return store_stamp_holds(db, w->zSchema, w->zName, w->stamp);
+  int bHolds = e->pCheck ? store_stamp_check(e->pCheck, w->stamp)
+                         : store_stamp_holds(db, w->zSchema, w->zName,
+                                             w->stamp);
+  if( bHolds ) settled_note(db, e, w->zSchema, bSettled, nVersion);
+  return bHolds;
 }
 
 /*
@@ -634,9 +699,11 @@ static int fast_get(chash_conn *conn, const spec_arg *a, ring **ppRing,
 }
 
 /* Remember that spec a resolved to ring r of table pWhere, if the table is
-** in main or temp. Out of memory just means it is not remembered. */
+** in main or temp; bSettled and nVersion: main_settled before it was read.
+** Out of memory just means it is not remembered. */
 static void fast_put(chash_conn *conn, const spec_arg *a, ring *r,
-                     const spec_table *pWhere){
+                     const spec_table *pWhere, int bSettled,
+                     unsigned nVersion){
   sqlite3 *db = conn->db;
   if( pWhere->zSchema==NULL ) return;
   if( strcmp(pWhere->zSchema, "main")!=0 && strcmp(pWhere->zSchema, "temp")!=0 ){
@@ -661,6 +728,7 @@ static void fast_put(chash_conn *conn, const spec_arg *a, ring *r,
   }
   fresh.nChange = nChange;
   fresh.nDb = nDb;
+  settled_note(db, &fresh, pWhere->zSchema, bSettled, nVersion);
   ring_cache_put(&conn->resolved, &fresh);
 }
 
@@ -677,10 +745,12 @@ int spec_arg_resolve(chash_conn *conn, const spec_arg *a, const char *zFunc,
     return SQLITE_OK;
   }
   spec_table where = { NULL, NULL, 0 };
+  unsigned nVersion = 0;
+  int bSettled = main_settled(conn->db, &nVersion);
   int rc = resolve(conn, a->eType, a->z, a->n, a->i, ppRing, &where, &zErr);
   resolve_leave(conn);
   if( rc==SQLITE_OK ){
-    fast_put(conn, a, *ppRing, &where);
+    fast_put(conn, a, *ppRing, &where, bSettled, nVersion);
     if( pWhere ){
       *pWhere = where;
       where.zSchema = where.zName = NULL;

@@ -80,9 +80,10 @@ static void spec_result_error(sqlite3_context *ctx, int rc, char *zErr){
   sqlite3_free(zErr);
 }
 
-/* spec_ring_arg, also telling which statement cache entry holds the ring. */
+/* spec_ring_arg, also telling which statement cache entry holds the ring
+** and whether the entry was there before this call (*pbKnown). */
 static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
-                       const char *zFunc, stmt_entry **ppEntry){
+                       const char *zFunc, stmt_entry **ppEntry, int *pbKnown){
   spec_arg a;
   char *zErr = NULL;
   int rc = spec_arg_read(pSpec, zFunc, &a, &zErr);
@@ -91,6 +92,7 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
     return NULL;
   }
   stmt_cache *sc = sqlite3_get_auxdata(ctx, STMT_CACHE_AUXID);
+  *pbKnown = 1;
   if( sc ){
     if( entry_matches(&sc->a[sc->iLast], &a) ){
       *ppEntry = &sc->a[sc->iLast];
@@ -112,6 +114,7 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
     }
   }
 
+  *pbKnown = 0;
   ring *r;
   spec_checked none = { NULL, 0, 0 };
   spec_checked *pChecked = sc ? &sc->checked : &none;
@@ -171,7 +174,8 @@ nomem:
 ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
                     const char *zFunc){
   stmt_entry *e;
-  return stmt_ring(ctx, pSpec, zFunc, &e);
+  int bKnown;
+  return stmt_ring(ctx, pSpec, zFunc, &e, &bKnown);
 }
 
 static void release_ring(void *p){
@@ -179,21 +183,25 @@ static void release_ring(void *p){
 }
 
 /*
-** The per-row fast path. A constant spec argument (the usual 'shards')
-** keeps its ring as the argument's own auxdata, which SQLite hands back on
-** every row without the statement cache's compare of the spec text. SQLite
+** The per-row fast path (spec_ring_at, inline in sqlite_layer.h, calls
+** this when the argument has no auxdata). A constant spec argument (the
+** usual 'shards') keeps its ring as the argument's own auxdata, which
+** SQLite hands back on every row without the statement cache's compare of
+** the spec text. SQLite
 ** drops the auxdata of an argument that is not constant after each call,
 ** so it is offered once per (spec, argument): a spec that changes from row
-** to row costs no allocation per row.
+** to row costs no allocation per row. It is offered from the second call
+** on (the first to find the spec in the statement cache), so a statement
+** of one row, the commonest, sets one auxdata, not two.
 */
-ring *spec_ring_at(sqlite3_context *ctx, sqlite3_value **argv, int iArg,
-                   const char *zFunc){
+ring *spec_ring_at_first(sqlite3_context *ctx, sqlite3_value **argv,
+                         int iArg, const char *zFunc){
   if( iArg<0 ) return spec_ring_arg(ctx, NULL, zFunc);
-  ring *r = sqlite3_get_auxdata(ctx, iArg);
-  if( r ) return r;
+  ring *r;
   stmt_entry *e;
-  r = stmt_ring(ctx, argv[iArg], zFunc, &e);
-  if( r && iArg<32 && (e->argMask & (1u << iArg))==0 ){
+  int bKnown;
+  r = stmt_ring(ctx, argv[iArg], zFunc, &e, &bKnown);
+  if( r && bKnown && iArg<32 && (e->argMask & (1u << iArg))==0 ){
     e->argMask |= 1u << iArg;
     ring_retain(r);
     sqlite3_set_auxdata(ctx, iArg, r, release_ring);

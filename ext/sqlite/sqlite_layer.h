@@ -3,7 +3,8 @@
 ** context, the shadow-table store, ring-spec resolution and key hashing.
 **
 ** The parts, each calling only the ones above it and the core (ext/core):
-**   common.c     the key-to-bytes rule, the error helpers, prepared formats
+**   key_value.h  the key-to-bytes rule and a key's position (inline)
+**   common.c     whole numbers, the error helpers, prepared formats
 **   store.c      shadow tables: layout, reads, writes, versions
 **   catalog.c    which tables of a schema are rings
 **   json_spec.c  inline JSON ring specs -> options and nodes
@@ -37,76 +38,11 @@ SQLITE_EXTENSION_INIT3
 /* --------------------------------------------------------------- common.c */
 
 /*
-** The bytes key value v stands for: TEXT and BLOB their bytes, INTEGER its
-** decimal text (written into zInt), a REAL with a whole value in the
-** 64-bit range as that INTEGER (42.0 as "42"), any other REAL its SQLite
-** text form. Returns 0 if v is NULL (no bytes), else 1 with *pp and *pn
-** set.
-*/
-int key_bytes(sqlite3_value *v, char zInt[24], const void **pp, size_t *pn);
-
-/*
 ** Is v an integer: an INTEGER, or a REAL with a whole value in the 64-bit
 ** range (what a JavaScript number or a JSON value becomes)? If so, 1 and
 ** the value in *pOut; else 0.
 */
 int value_whole_int64(sqlite3_value *v, int64_t *pOut);
-
-/*
-** The position of key value v under a ring's key rule k (its bytes, as
-** key_bytes gives them, placed by ring_keys_place; an integer as
-** k->integer_bytes big-endian bytes when the rule says so). Returns 0 if
-** v is NULL or has no position (an integer out of the range of 4 bytes),
-** else 1.
-*/
-int value_position(sqlite3_value *v, const ring_keys *k, uint64_t *pPos);
-
-/*
-** The positions of key value v under two key rules (an old and a new
-** ring's), hashed once when the rules agree. Returns 0 if v has no
-** position under either (NULL; a key that identity does not place), else 1.
-*/
-int value_positions(sqlite3_value *v, const ring_keys *kOld,
-                    const ring_keys *kNew, uint64_t *pOld, uint64_t *pNew);
-
-/*
-** The index of the node that owns key value v on r (r has nodes): by its
-** position and ring_lookup, or, for an algorithm with key_lookup (algo.h),
-** by its bytes (value_owner_by_bytes). Returns 0 if v is NULL (no
-** owner), else 1. Inline, so that the rows of every other algorithm pay
-** one test for it.
-*/
-int value_owner_by_bytes(sqlite3_value *v, const ring *r, uint32_t *pOwner);
-
-static inline int value_owner(sqlite3_value *v, const ring *r,
-                              uint32_t *pOwner){
-  if( r->config.algo->key_lookup ) return value_owner_by_bytes(v, r, pOwner);
-  uint64_t pos;
-  if( !value_position(v, &r->keys, &pos) ) return 0;
-  *pOwner = ring_lookup(r, pos);
-  return 1;
-}
-
-/* The owners of key value v on an old and a new ring (both with nodes),
-** the key hashed once when their key rules agree. Returns 0 if v has no
-** owner on either (as value_positions), else 1. */
-int value_owners_by_bytes(sqlite3_value *v, const ring *rOld,
-                          const ring *rNew, uint32_t *pOld, uint32_t *pNew);
-
-static inline int value_owners(sqlite3_value *v, const ring *rOld,
-                               const ring *rNew, uint32_t *pOld,
-                               uint32_t *pNew){
-  if( rOld->config.algo->key_lookup || rNew->config.algo->key_lookup ){
-    return value_owners_by_bytes(v, rOld, rNew, pOld, pNew);
-  }
-  uint64_t posOld, posNew;
-  if( !value_positions(v, &rOld->keys, &rNew->keys, &posOld, &posNew) ){
-    return 0;
-  }
-  *pOld = ring_lookup(rOld, posOld);
-  *pNew = ring_lookup(rNew, posNew);
-  return 1;
-}
 
 /* Set zMsg as ctx's error; if it is NULL (building the message ran out of
 ** memory), the error is SQLITE_NOMEM. */
@@ -366,9 +302,12 @@ typedef struct ring_cache_entry {
   spec_table where;        /* the caller's: the table the ring is of */
   int64_t nChange;         /* the caller's: state when it was cached */
   int nDb;
+  int bSettled;            /* the caller's: main settled when last checked, */
+  unsigned nDataVersion;   /* at this data version (spec.c) */
   uint64_t born;           /* the clock when it was put: which entry it is */
   sqlite3_stmt *pCheck;    /* the caller's: a kept statement, finalized
                            ** with the entry */
+  int bCheckHidable;       /* the caller's: pCheck looks in temp too */
   uint64_t last_use;
 } ring_cache_entry;
 
@@ -441,9 +380,15 @@ ring *spec_ring_arg(sqlite3_context *ctx, sqlite3_value *pSpec,
                     const char *zFunc);
 
 /* The same for argument iArg of a function call (-1: omitted), faster on
-** every row after the first when the argument is a constant. */
-ring *spec_ring_at(sqlite3_context *ctx, sqlite3_value **argv, int iArg,
-                   const char *zFunc);
+** every row after the first when the argument is a constant: its ring is
+** then the argument's auxdata (spec_stmt.c), read inline. */
+ring *spec_ring_at_first(sqlite3_context *ctx, sqlite3_value **argv,
+                         int iArg, const char *zFunc);
+static inline ring *spec_ring_at(sqlite3_context *ctx, sqlite3_value **argv,
+                                 int iArg, const char *zFunc){
+  ring *r = iArg>=0 ? sqlite3_get_auxdata(ctx, iArg) : NULL;
+  return r ? r : spec_ring_at_first(ctx, argv, iArg, zFunc);
+}
 
 
 /*

@@ -18,6 +18,7 @@
 ** (REPLICAS_HAS_KEY, REPLICAS_HAS_N), then the ring if REPLICAS_HAS_RING.
 ** Rows are made one at a time, so LIMIT stops the walk early without help.
 */
+#include "key_value.h"
 #include "tvf.h"
 
 #define REPLICAS_RANK 0
@@ -97,15 +98,17 @@ static int replicas_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
     sqlite3_free(zRing);
     return rc;
   }
+  /* A key the ring's hash cannot place (identity: not an integer) has no
+  ** replicas either. */
   if( r->config.algo->key_score ){
     char zInt[24];
     const void *pKey;
     size_t nKey;
-    key_bytes(argv[0], zInt, &pKey, &nKey);
+    if( !key_bytes(argv[0], zInt, &pKey, &nKey) ) return SQLITE_OK;
     rc = replica_walk_start_key(&c->walk, r, pKey, nKey);
   }else{
     uint64_t pos;
-    value_position(argv[0], &r->keys, &pos);
+    if( !value_position(argv[0], &r->keys, &pos) ) return SQLITE_OK;
     rc = replica_walk_start(&c->walk, r, pos);
   }
   if( rc!=RING_OK ) return SQLITE_NOMEM;

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nettle/md5.h>
+
 #include "algo.h"
 #include "hash.h"
 #include "options.h"
@@ -140,6 +142,37 @@ static void test_hash(void){
 /* Every hash fed in pieces gives what it gives for the bytes in one
 ** buffer, for every length up to 100 (past jenkins' 12-byte blocks a few
 ** times) and cuts at every place, in one, two and many pieces. */
+/* MD5 of every length around the one-block path's end (55 bytes; longer
+** input takes nettle's md5_update) against nettle's md5_update fed a byte
+** at a time, and Python's hashlib.md5(b"a" * 55 / 56).hexdigest(). */
+static void test_md5_lengths(void){
+  unsigned char aIn[130], d[16], want[16];
+  for(int i=0; i<130; i++) aIn[i] = (unsigned char)(i*7 + 1);
+  for(int n=0; n<=130; n++){
+    struct md5_ctx ctx;
+    md5_init(&ctx);
+    for(int i=0; i<n; i++) md5_update(&ctx, 1, aIn+i);
+    md5_digest(&ctx, 16, want);
+    hash_md5(aIn, n, d);
+    CHECK( memcmp(d, want, 16)==0 );
+    uint64_t aWord[4];
+    hash_md5_words(aIn, n, aWord);
+    CHECK( aWord[0]==hash_bytes(HASH_MD5, 0, aIn, n)
+           && aWord[0]==((uint32_t)want[0] | (uint32_t)want[1]<<8
+                         | (uint32_t)want[2]<<16 | (uint32_t)want[3]<<24) );
+  }
+  char zA[57];
+  memset(zA, 'a', 56);
+  static const unsigned char md5a55[16] = {
+    0xef,0x17,0x72,0xb6,0xdf,0xf9,0xa1,0x22,0x35,0x85,0x52,0x95,0x4a,0xd0,0xdf,0x65 };
+  static const unsigned char md5a56[16] = {
+    0x3b,0x0c,0x8a,0xc7,0x03,0xf8,0x28,0xb0,0x4c,0x6c,0x19,0x70,0x06,0xd1,0x72,0x18 };
+  hash_md5(zA, 55, d);
+  CHECK( memcmp(d, md5a55, 16)==0 );
+  hash_md5(zA, 56, d);
+  CHECK( memcmp(d, md5a56, 16)==0 );
+}
+
 static void test_hash_streams(void){
   unsigned char a[100];
   uint64_t x = 88172645463325252ull;
@@ -1126,6 +1159,7 @@ static void test_columns(void){
 int main(void){
   test_spec();
   test_hash();
+  test_md5_lengths();
   test_hash_streams();
   test_key_steps();
   test_keys_compare();
