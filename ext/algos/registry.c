@@ -23,7 +23,8 @@
   X(kafka)            \
   X(dalli)            \
   X(pymemcache)       \
-  X(php_memcache)
+  X(php_memcache)     \
+  X(spymemcached)
 
 #define ALGO_DECLARE(name) extern const ring_algo algo_##name;
 #define ALGO_ENTRY(name) &algo_##name,
