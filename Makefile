@@ -388,7 +388,8 @@ fuzz-replay:
 # Java TreeMap ring (golang-go, golang-github-golang-groupcache-dev,
 # openjdk-17-jdk-headless). redis_cluster and hash_tag against
 # redis-server, redis-cli and nutcracker (redis-server, redis-tools).
-# kafka and guava against npm kafkajs, librdkafka-dev and libguava-java.
+# kafka and guava against npm kafkajs, librdkafka-dev and libguava-java;
+# spymemcached against libspymemcached-java.
 test-compat: $(LOADABLE)
 	tests/compat/run.sh
 
