@@ -11,6 +11,8 @@
 //       name host attached, as a resolved name has it) or "unresolved"
 //       (InetSocketAddress.createUnresolved(host, port)); "-" for no host
 //       or ip; the weight goes in the weights map when weighted is 1
+//   "A <hex>"                       servers from AddrUtil.getAddresses of
+//                                   the text (the hex of its UTF-8), weight 1
 //   "K <hex>"                       a key, the hex of its UTF-8 bytes
 //   "E"                             the end of the configuration
 // Output: for each server, "N <the string the formatter hashes for it>"
@@ -28,6 +30,7 @@ import java.util.HashMap;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
+import net.spy.memcached.AddrUtil;
 import net.spy.memcached.DefaultHashAlgorithm;
 import net.spy.memcached.KetamaNodeKeyFormatter;
 import net.spy.memcached.KetamaNodeLocator;
@@ -92,6 +95,13 @@ public class SpyRing {
           weights.put(sa, Integer.parseInt(f[5]));
           break;
         }
+        case "A":
+          for (InetSocketAddress sa : AddrUtil.getAddresses(
+                   new String(unhex(f[1]), StandardCharsets.UTF_8))) {
+            nodes.add(node(sa));
+            weights.put(sa, 1);
+          }
+          break;
         case "K":
           keys.add(f.length > 1 ? new String(unhex(f[1]), StandardCharsets.UTF_8) : "");
           break;

@@ -102,12 +102,16 @@ def test_keys(ring_names, hash_name, weighted):
 
 
 def run_java(classpath, jobs):
-    """jobs: [(format, hash, weighted, servers, keys)]; for each, the names
-    and the index of the server of each key."""
+    """jobs: [(format, hash, weighted, servers, keys)], servers a list, or
+    the text of an AddrUtil address list; for each, the names and the index
+    of the server of each key."""
     lines = []
     for fmt, hash_name, weighted, servers, ks in jobs:
         lines.append('C %s %s %d' % (fmt, m.JAVA_NAMES[hash_name], weighted))
-        lines += ['S %s %s %s %d %d' % s for s in servers]
+        if isinstance(servers, str):
+            lines.append('A ' + servers.encode().hex())
+        else:
+            lines += ['S %s %s %s %d %d' % s for s in servers]
         lines += ['K ' + k.hex() for k in ks]
         lines.append('E')
     out = subprocess.run(['java', '-cp', classpath, 'SpyRing'], input='\n'.join(lines) + '\n',
@@ -115,9 +119,41 @@ def run_java(classpath, jobs):
     it = iter(out.splitlines())
     results = []
     for fmt, hash_name, weighted, servers, ks in jobs:
-        names = [next(it)[2:] for _ in servers]
+        count = len(servers) if not isinstance(servers, str) else len(
+            [w for w in servers.replace(',', ' ').split() if w])
+        names = [next(it)[2:] for _ in range(count)]
         results.append((names, [int(next(it)) for _ in ks]))
     return results
+
+
+# Address lists as a program holds them, read by ch_config('spymemcached')
+# and written back by ch_export: each must place every key as the real
+# client given the same text does.
+ADDRESS_LISTS = [
+    '10.0.0.1:11211 10.0.0.2:11211 10.0.0.3:11211',
+    '192.168.1.10:11211,192.168.1.11:11212, 192.168.1.12:011213\n\t10.1.1.1:22122',
+]
+
+
+def check_config(db, classpath):
+    """ch_config of each list, and the list ch_export writes of its ring,
+    given to AddrUtil: 100% agreement or the count of failures."""
+    failed = 0
+    ks = compatkit.make_keys(23, 2400, True) + [b'']
+    specs = [db.execute("SELECT ch_config('spymemcached', ?)", (t,)).fetchone()[0]
+             for t in ADDRESS_LISTS]
+    exported = [db.execute("SELECT ch_export(?, 'spymemcached')", (s,)).fetchone()[0]
+                for s in specs]
+    texts = ADDRESS_LISTS + exported
+    results = run_java(classpath, [('SPYMEMCACHED', 'md5', 0, t, ks) for t in texts])
+    for text, spec, (names, real) in zip(texts, specs + specs, results):
+        index = {n: i for i, n in enumerate(names)}
+        got = [index.get(db.execute('SELECT ch_locate(?, ?)', (k.decode(), spec)).fetchone()[0])
+               for k in ks]
+        ok = compatkit.agreement(ks, got, real, 'chash')
+        print('spymemcached config %-70r %d keys: chash %d agree' % (text, len(ks), ok))
+        failed += ok != len(ks)
+    return failed
 
 
 def run_chash(db, names, weights, hash_name, weighted, ks):
@@ -181,6 +217,7 @@ def main():
             ring = m.Ring(pairs, hash_name, weighted, **kw)
             wrong[name] += sum(1 for k, r in zip(ks, real) if ring.locate_index(k) != r)
     print('spymemcached: %d configurations, %d keys' % (len(jobs), total_keys))
+    failed += check_config(db, classpath)
     for name, n in wrong.items():
         print('spymemcached wrong variant (%s): %d disagreements' % (name, n))
         if n == 0:
