@@ -88,11 +88,18 @@ static hash_id spy_hash_run(hash_id named){
 ** else the key hash of "name-i" for i = 0 .. 159. */
 static void spy_points_of(const ring *r, uint32_t k, uint32_t nPoints,
                           int bMd5, ring_point *a){
+  const ring_node *node = &r->nodes[k];
   if( bMd5 ){
-    ring_digest_points(r, k, nPoints/4, ring_digest_md5_dash, a);
+    for(uint32_t i=0; i<nPoints/4; i++){
+      uint64_t aPos[4];
+      ring_digest_md5_dash(node, i, aPos);
+      for(uint32_t w=0; w<4; w++){
+        a[4*i+w].pos = aPos[w];
+        a[4*i+w].node = k;
+      }
+    }
     return;
   }
-  const ring_node *node = &r->nodes[k];
   char zLabel[RING_MAX_NAME + 16];
   memcpy(zLabel, node->name, node->name_len);
   zLabel[node->name_len] = '-';
