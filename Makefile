@@ -339,7 +339,7 @@ test-hard: $(LOADABLE) build/runner build/concurrency build/crash
 # second for long runs; `make fuzz-replay` then runs every corpus entry
 # found through the ASan+UBSan build.
 FUZZ_TARGETS = options spec keys dml corrupt nginx haproxy nutcracker envoy \
-               libmemcached hashring nodetool_ring
+               libmemcached spymemcached hashring nodetool_ring
 FUZZ_SECONDS ?= 60
 FUZZ_SANITIZE ?= address,undefined
 FUZZ_OPT = $(if $(findstring address,$(FUZZ_SANITIZE)),-O1,-O2)
@@ -389,7 +389,8 @@ fuzz-replay:
 # Java TreeMap ring (golang-go, golang-github-golang-groupcache-dev,
 # openjdk-17-jdk-headless). redis_cluster and hash_tag against
 # redis-server, redis-cli and nutcracker (redis-server, redis-tools).
-# kafka and guava against npm kafkajs, librdkafka-dev and libguava-java.
+# kafka and guava against npm kafkajs, librdkafka-dev and libguava-java;
+# spymemcached against libspymemcached-java.
 test-compat: $(LOADABLE)
 	tests/compat/run.sh
 

@@ -5,7 +5,8 @@
 ** For n nodes of total weight W, node N of weight w gets
 **     pts = 4 * floor(w/W * vnodes / 4 * n + 1e-10)
 ** points, evaluated step by step in single precision exactly as those
-** programs do (vnodes is 160 there: KETAMA_POINTS_PER_SERVER). For
+** programs do (vnodes is 160 there: KETAMA_POINTS_PER_SERVER;
+** ring_ketama_count). For
 ** i = 0 .. pts/4-1, the MD5 of the text "N-i" gives four points: digest
 ** words 0..3, each read little-endian. The key hash is the ring's hash
 ** option (md5 by default: MD5 word 0); a key belongs to the first point at
@@ -24,20 +25,6 @@
 
 #include "algo.h"
 #include "options.h"
-
-/* Points of a node of weight w among n nodes of total weight W. The float
-** steps are the point: they decide when a group of 4 is lost. */
-static uint32_t ketama_points(double w, double W, uint32_t n, int vnodes){
-  float pct = (float)w / (float)W;
-  /* Weights below float's range (1e-300) make that 0/0 when all nodes have
-  ** them; twemproxy's integer weights never do. Then the share in double. */
-  if( isnan(pct) ) pct = (float)(w / W);
-  float t = pct * (float)vnodes;
-  t = t / 4.0f;
-  t = t * (float)n;
-  t = (float)((double)t + 1e-10);
-  return 4 * (uint32_t)floorf(t);
-}
 
 /* Of equal points, node a's first in twemproxy's server order: by name
 ** length, then bytewise (names are distinct). */
@@ -59,7 +46,7 @@ static int ketama_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   uint64_t total = 0;
   for(uint32_t k=0; k<n; k++) W += r->nodes[k].weight;
   for(uint32_t k=0; k<n; k++){
-    r->nodes[k].points = ketama_points(r->nodes[k].weight, W, n,
+    r->nodes[k].points = ring_ketama_count(r->nodes[k].weight, W, n,
                                        r->config.vnodes);
     total += r->nodes[k].points;
   }

@@ -24,6 +24,7 @@
   X(dalli)            \
   X(pymemcache)       \
   X(php_memcache)     \
+  X(spymemcached)     \
   X(cassandra)
 
 #define ALGO_DECLARE(name) extern const ring_algo algo_##name;

@@ -3,7 +3,7 @@
 ** into ring specs and written back from rings. Pure C, no SQLite calls.
 **
 ** A parser (one file per format: nginx.c, haproxy.c, nutcracker.c, envoy.c,
-** libmemcached.c, npm_hashring.c) reads
+** libmemcached.c, spymemcached.c, npm_hashring.c) reads
 ** a text into a config_file: every pool the text holds (an nginx upstream,
 ** a HAProxy backend, a twemproxy pool), each with its algorithm, options
 ** and nodes in the text's order. What chash would place differently than

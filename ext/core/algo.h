@@ -417,6 +417,12 @@ void ring_digest_make(const ring *r, uint32_t n, uint32_t from,
 /* ketama's and hashring's digest i of a node: MD5 of "name-i". */
 void ring_digest_md5_dash(const ring_node *node, uint32_t i, uint64_t aPos[4]);
 
+/* The points of a node of weight w among n nodes of total weight W under
+** the ketama rule of twemproxy, libmemcached and spymemcached,
+**     4 * floor(w/W * vnodes / 4 * n + 1e-10),
+** evaluated step by step in single precision exactly as they do. */
+uint32_t ring_ketama_count(double w, double W, uint32_t n, int vnodes);
+
 /* Build r->index over r->positions (ring_points_* call it). */
 int ring_index_build(ring *r);
 

@@ -22,7 +22,7 @@
 #include "hash.h"
 #include "keyhash.h"
 
-static const char *const hash_names_by_id[HASH_COUNT] = {
+static const char *const hash_names_by_id[HASH_ALL] = {
   [HASH_XXH3] = "xxh3",
   [HASH_XXH64] = "xxh64",
   [HASH_MD5] = "md5",
@@ -47,6 +47,11 @@ static const char *const hash_names_by_id[HASH_COUNT] = {
   [HASH_IDENTITY] = "identity",
   [HASH_MURMUR3_CASSANDRA] = "murmur3_cassandra",
   [HASH_MURMUR3_32] = "murmur3_32",
+  [HASH_JAVA_HASHCODE] = "java_hashcode",
+  [HASH_FNV1A_64_UTF16] = "fnv1a_64 of UTF-16 code units",
+  [HASH_FNV1_64_UTF16] = "fnv1_64 of UTF-16 code units",
+  [HASH_FNV1A_32_UTF16] = "fnv1a_32 of UTF-16 code units",
+  [HASH_FNV1_32_UTF16] = "fnv1_32 of UTF-16 code units",
 };
 
 int hash_from_name(const char *zName){
@@ -244,6 +249,11 @@ uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData){
     }
     case HASH_MURMUR3_CASSANDRA: return keyhash_murmur3_cassandra(p, nData);
     case HASH_MURMUR3_32:    return keyhash_murmur3_32(p, nData);
+    case HASH_JAVA_HASHCODE: return keyhash_java_hashcode(p, nData);
+    case HASH_FNV1A_64_UTF16: return keyhash_fnv1a_64_utf16(p, nData);
+    case HASH_FNV1_64_UTF16: return keyhash_fnv1_64_utf16(p, nData);
+    case HASH_FNV1A_32_UTF16: return keyhash_fnv1a_32_utf16(p, nData);
+    case HASH_FNV1_32_UTF16: return keyhash_fnv1_32_utf16(p, nData);
     case HASH_XXH3:
     default:                 return XXH3_64bits_withSeed(pData, nData, seed);
   }

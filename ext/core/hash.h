@@ -49,13 +49,24 @@ typedef enum hash_id {
   HASH_MURMUR3_CASSANDRA,  /* Cassandra's Murmur3Partitioner token, 64-bit,
                            ** no seed (keyhash.h) */
   HASH_MURMUR3_32,         /* MurmurHash3 x86_32, seed 0 (pymemcache's) */
-  HASH_COUNT
+  HASH_JAVA_HASHCODE,      /* Java's String.hashCode() of the key's UTF-16
+                           ** code units, 32-bit (utf8.h reads the key) */
+  HASH_COUNT,              /* the hashes a `hash` option names */
+  /* Hashes no option names, which an algorithm's key rule puts in place
+  ** of the one named: the FNV hashes of spymemcached, which take a Java
+  ** string's UTF-16 code units (unsigned, 16 bits each) for bytes. */
+  HASH_FNV1A_64_UTF16 = HASH_COUNT,
+  HASH_FNV1_64_UTF16,
+  HASH_FNV1A_32_UTF16,
+  HASH_FNV1_32_UTF16,
+  HASH_ALL                 /* every hash, named or not */
 } hash_id;
 
 /* The hash named zName (case-insensitive), or -1 if there is none. */
 int hash_from_name(const char *zName);
 
-/* The canonical name of a hash, e.g. "xxh3". */
+/* The canonical name of a hash, e.g. "xxh3" (for one no option names,
+** what messages call it: "fnv1a_64 of UTF-16 code units"). */
 const char *hash_name(hash_id id);
 
 /* "xxh3, xxh64, md5, ...": every hash's name, for error messages, into

@@ -16,7 +16,7 @@
 #include "keyhash.h"
 
 /* The small hashes' steps, by id (NULL: the hash has its own stream). */
-static const keyhash_def *const stream_keyhash[HASH_COUNT] = {
+static const keyhash_def *const stream_keyhash[HASH_ALL] = {
   [HASH_FNV1A_64] = &keyhash_fnv1a_64_def,
   [HASH_FNV1_64] = &keyhash_fnv1_64_def,
   [HASH_FNV1A_32] = &keyhash_fnv1a_32_def,
@@ -35,6 +35,11 @@ static const keyhash_def *const stream_keyhash[HASH_COUNT] = {
   [HASH_MURMUR2_KAFKA] = &keyhash_murmur2_kafka_def,
   [HASH_MURMUR2_KAFKAJS_LEGACY] = &keyhash_murmur2_kafkajs_legacy_def,
   [HASH_IDENTITY] = &keyhash_identity_def,
+  [HASH_JAVA_HASHCODE] = &keyhash_java_hashcode_def,
+  [HASH_FNV1A_64_UTF16] = &keyhash_fnv1a_64_utf16_def,
+  [HASH_FNV1_64_UTF16] = &keyhash_fnv1_64_utf16_def,
+  [HASH_FNV1A_32_UTF16] = &keyhash_fnv1a_32_utf16_def,
+  [HASH_FNV1_32_UTF16] = &keyhash_fnv1_32_utf16_def,
 };
 
 typedef union stream_state {

@@ -1,7 +1,8 @@
 /*
-** keyhash.c: twemproxy's, libmemcached's and HAProxy's key hashes, and
-** those of Kafka's, kafkajs' and Guava's partitioners, Cassandra's
-** token and pymemcache's MurmurHash3 x86_32 (see keyhash.h).
+** keyhash.c: twemproxy's, libmemcached's and HAProxy's key hashes,
+** those of Kafka's, kafkajs' and Guava's partitioners, Cassandra's token,
+** pymemcache's MurmurHash3 x86_32 and Java's string hashes (see
+** keyhash.h).
 **
 ** The 32-bit hashes compute mod 2^32, the 64-bit ones (FNV-64, MurmurHash3
 ** x64-128 and its Cassandra token, identity) mod 2^64. sx(b) is what those C programs get when a
@@ -629,6 +630,63 @@ static uint64_t identity_end(keyhash_state *s, const unsigned char *p,
   return s->v[1] ? (uint64_t)0 - s->w[0] : s->w[0];
 }
 
+/* ------------------------------------ hashes of a Java string's units
+** Their state is v[0] and the UTF-8 reader; add reads the key's bytes
+** into code units a chunk at a time, end finishes a sequence cut short. */
+#define JAVA_CHUNK 64     /* bytes read into units at a time */
+
+/* The UTF-16 code units of p[0..n) (n <= JAVA_CHUNK) into aUnit, going on
+** from the reader's sequence; their count. */
+static size_t java_units(utf8_reader *r, const unsigned char *p, size_t n,
+                         uint16_t aUnit[2*JAVA_CHUNK]){
+  size_t m = 0;
+  for(size_t i=0; i<n; i++){
+    uint32_t aCode[2];
+    unsigned nCode = utf8_reader_byte(r, p[i], aCode);
+    for(unsigned j=0; j<nCode; j++) m += utf16_units(aCode[j], aUnit + m);
+  }
+  return m;
+}
+
+/* NAME_start, NAME_add and NAME_end of a hash of units: h starts at INIT
+** and STEP takes the unit u. */
+#define JAVA_UNITS_HASH(NAME, INIT, STEP)                                   \
+  static void NAME##_start(keyhash_state *s, uint64_t n){                  \
+    (void)n;                                                               \
+    memset(&s->utf8, 0, sizeof(s->utf8));                                  \
+    s->v[0] = (INIT);                                                      \
+  }                                                                        \
+  static uint32_t NAME##_units(uint32_t h, const uint16_t *a, size_t m){   \
+    for(size_t i=0; i<m; i++){ uint32_t u = a[i]; STEP; }                  \
+    return h;                                                              \
+  }                                                                        \
+  static inline void NAME##_add(keyhash_state *s, const unsigned char *p,  \
+                                size_t n){                                 \
+    uint16_t aUnit[2*JAVA_CHUNK];                                          \
+    while( n>0 ){                                                          \
+      size_t k = n<JAVA_CHUNK ? n : JAVA_CHUNK;                            \
+      s->v[0] = NAME##_units(s->v[0], aUnit,                               \
+                             java_units(&s->utf8, p, k, aUnit));           \
+      p += k;                                                              \
+      n -= k;                                                              \
+    }                                                                      \
+  }                                                                        \
+  static uint32_t NAME##_end(keyhash_state *s, const unsigned char *p,     \
+                             size_t n){                                    \
+    (void)p; (void)n;                                                      \
+    uint32_t c;                                                            \
+    uint16_t aUnit[1] = {0};                                               \
+    size_t m = utf8_reader_end(&s->utf8, &c) ? 1 : 0;                      \
+    if( m ) aUnit[0] = (uint16_t)c;                                        \
+    return NAME##_units(s->v[0], aUnit, m);                                \
+  }
+
+JAVA_UNITS_HASH(java_hashcode, 0, h = 31*h + u)
+JAVA_UNITS_HASH(fnv1a_64_utf16, FNV64_OFFSET_LOW, h ^= u; h *= FNV64_PRIME_LOW)
+JAVA_UNITS_HASH(fnv1_64_utf16, FNV64_OFFSET_LOW, h *= FNV64_PRIME_LOW; h ^= u)
+JAVA_UNITS_HASH(fnv1a_32_utf16, FNV32_OFFSET, h ^= u; h *= FNV32_PRIME)
+JAVA_UNITS_HASH(fnv1_32_utf16, FNV32_OFFSET, h *= FNV32_PRIME; h ^= u)
+
 /* ------------------------------------------------ both forms of each */
 
 /* keyhash_NAME(p, n), and keyhash_NAME_def for streams. BLOCK: the bytes
@@ -664,6 +722,16 @@ KEYHASH(crc16, 1, 0, zero_start, crc16_add, v0_end)
 KEYHASH(murmur2_kafka, 4, 0, murmur2_kafka_start, murmur_add, murmur_end)
 KEYHASH(murmur2_kafkajs_legacy, 4, 0, legacy_start, legacy_add, legacy_end)
 KEYHASH(murmur3_32, 4, 0, murmur3_32_start, murmur3_32_add, murmur3_32_end)
+KEYHASH(java_hashcode, 1, 0, java_hashcode_start, java_hashcode_add,
+        java_hashcode_end)
+KEYHASH(fnv1a_64_utf16, 1, 0, fnv1a_64_utf16_start, fnv1a_64_utf16_add,
+        fnv1a_64_utf16_end)
+KEYHASH(fnv1_64_utf16, 1, 0, fnv1_64_utf16_start, fnv1_64_utf16_add,
+        fnv1_64_utf16_end)
+KEYHASH(fnv1a_32_utf16, 1, 0, fnv1a_32_utf16_start, fnv1a_32_utf16_add,
+        fnv1a_32_utf16_end)
+KEYHASH(fnv1_32_utf16, 1, 0, fnv1_32_utf16_start, fnv1_32_utf16_add,
+        fnv1_32_utf16_end)
 
 /* The stream definitions of the 64-bit hashes, whose end is end64. */
 #define KEYHASH64(NAME, BLOCK, START, ADD, END64)                          \

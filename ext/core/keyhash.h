@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "utf8.h"
+
 /*
 ** Each hash as three steps, for keys fed in pieces (hash_stream.c):
 ** start(s, n) for a key of n bytes in all; add(s, p, k) for the next k
@@ -22,6 +24,8 @@
 typedef struct keyhash_state {
   uint32_t v[4];
   uint64_t w[3];           /* the 64-bit hashes' state */
+  utf8_reader utf8;        /* the hashes of UTF-16 code units: the key's
+                           ** UTF-8 read so far */
 } keyhash_state;
 
 typedef struct keyhash_def {
@@ -40,7 +44,9 @@ extern const keyhash_def keyhash_fnv1a_64_def, keyhash_fnv1_64_def,
   keyhash_sdbm_def, keyhash_djb2_def, keyhash_wt6_def, keyhash_crc16_def,
   keyhash_murmur2_kafka_def, keyhash_murmur2_kafkajs_legacy_def,
   keyhash_murmur3_128_def, keyhash_murmur3_cassandra_def,
-  keyhash_murmur3_32_def, keyhash_identity_def;
+  keyhash_murmur3_32_def, keyhash_identity_def, keyhash_java_hashcode_def,
+  keyhash_fnv1a_64_utf16_def, keyhash_fnv1_64_utf16_def,
+  keyhash_fnv1a_32_utf16_def, keyhash_fnv1_32_utf16_def;
 
 uint32_t keyhash_fnv1a_64(const unsigned char *p, size_t n);
 uint32_t keyhash_fnv1_64(const unsigned char *p, size_t n);
@@ -86,6 +92,17 @@ uint32_t keyhash_murmur3_32_end(uint32_t h, const unsigned char *p,
 ** may have the minimum token, and an empty key has the minimum, -2^63.
 ** docs/algorithms.md gives the rule and the versions it was read from. */
 uint64_t keyhash_murmur3_cassandra(const unsigned char *p, size_t n);
+
+/* Java's hashes of a string, over its UTF-16 code units (the key's
+** UTF-8 read as utf8.h reads it), each unit an unsigned 16-bit value:
+** String.hashCode() (h = 31*h + unit), and spymemcached's FNV hashes
+** (DefaultHashAlgorithm: the FNV steps with a unit for a byte; the 64-bit
+** ones keep their low 32 bits). */
+uint32_t keyhash_java_hashcode(const unsigned char *p, size_t n);
+uint32_t keyhash_fnv1a_64_utf16(const unsigned char *p, size_t n);
+uint32_t keyhash_fnv1_64_utf16(const unsigned char *p, size_t n);
+uint32_t keyhash_fnv1a_32_utf16(const unsigned char *p, size_t n);
+uint32_t keyhash_fnv1_32_utf16(const unsigned char *p, size_t n);
 
 /* An integer key's own value: bytes that are SQLite's decimal form of a
 ** 64-bit integer give it, as uint64_t, with *pOk = 1; others 0, *pOk = 0. */

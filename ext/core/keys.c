@@ -17,6 +17,7 @@
 #include <nettle/md5.h>
 
 #include "keys.h"
+#include "utf8.h"
 
 void ring_keys_init(ring_keys *k, hash_id hash, uint64_t seed){
   memset(k, 0, sizeof(*k));
@@ -96,98 +97,56 @@ static void rewrite_put(key_sink *s, const unsigned char *p, size_t n){
 }
 
 /* RING_KEY_UTF16 and RING_KEY_LOW_BYTE: UTF-8 in, code units (or each
-** code point's low byte) out. A sequence may be cut between two pieces:
-** its first bytes wait in `part`. */
+** code point's low byte) out. utf8.h reads the UTF-8; a sequence cut
+** between two pieces waits in the reader. */
 typedef struct utf16_sink {
   key_sink base;
   key_sink *out;
   int bBig;                /* big-endian units */
   int bLowByte;            /* one byte per code point, its low 8 bits */
-  unsigned char part[4];
-  unsigned nPart, nNeed;   /* bytes of the sequence in part, and in all */
+  utf8_reader utf8;
   unsigned char buf[CHUNK_BYTES];
   size_t nBuf;
 } utf16_sink;
 
-static void utf16_unit(utf16_sink *u, uint32_t c){
-  if( u->nBuf+2>sizeof(u->buf) ){
+/* Room for n more bytes in buf. */
+static void utf16_room(utf16_sink *u, size_t n){
+  if( u->nBuf+n>sizeof(u->buf) ){
     u->out->put(u->out, u->buf, u->nBuf);
     u->nBuf = 0;
   }
-  u->buf[u->nBuf++] = (unsigned char)(u->bBig ? c>>8 : c);
-  u->buf[u->nBuf++] = (unsigned char)(u->bBig ? c : c>>8);
 }
 
-static void utf16_code_point(utf16_sink *u, uint32_t c){
-  if( u->bLowByte ){
-    if( u->nBuf+1>sizeof(u->buf) ){
-      u->out->put(u->out, u->buf, u->nBuf);
-      u->nBuf = 0;
+static void utf16_code_points(utf16_sink *u, const uint32_t *aCode,
+                              unsigned nCode){
+  for(unsigned i=0; i<nCode; i++){
+    if( u->bLowByte ){
+      utf16_room(u, 1);
+      u->buf[u->nBuf++] = (unsigned char)aCode[i];
+      continue;
     }
-    u->buf[u->nBuf++] = (unsigned char)c;
-    return;
+    uint16_t aUnit[2];
+    unsigned nUnit = utf16_units(aCode[i], aUnit);
+    for(unsigned j=0; j<nUnit; j++){
+      uint16_t c = aUnit[j];
+      utf16_room(u, 2);
+      u->buf[u->nBuf++] = (unsigned char)(u->bBig ? c>>8 : c);
+      u->buf[u->nBuf++] = (unsigned char)(u->bBig ? c : c>>8);
+    }
   }
-  if( c>=0x10000 ){
-    c -= 0x10000;
-    utf16_unit(u, 0xD800 | (c>>10));
-    utf16_unit(u, 0xDC00 | (c & 0x3FF));
-  }else{
-    utf16_unit(u, c);
-  }
 }
 
-/* Bytes in the UTF-8 sequence lead byte b starts (0: b starts none). */
-static unsigned utf8_length(unsigned char b){
-  if( b<0x80 ) return 1;
-  if( b>=0xC2 && b<=0xDF ) return 2;
-  if( b>=0xE0 && b<=0xEF ) return 3;
-  if( b>=0xF0 && b<=0xF4 ) return 4;
-  return 0;
-}
-
-/* The code point of the n-byte sequence z (its continuation bytes
-** checked), or U+FFFD for an overlong form, a surrogate or one above
-** U+10FFFF. */
-static uint32_t utf8_decode(const unsigned char *z, unsigned n){
-  static const uint32_t aMin[5] = { 0, 0, 0x80, 0x800, 0x10000 };
-  uint32_t c = z[0] & (0x7F >> n);
-  for(unsigned i=1; i<n; i++) c = c<<6 | (z[i] & 0x3F);
-  if( c<aMin[n] || (c>=0xD800 && c<=0xDFFF) || c>0x10FFFF ) return 0xFFFD;
-  return c;
-}
-
-/* A byte that starts no sequence, and a sequence cut short by a byte
-** that does not continue it or by the end of the key, are one U+FFFD
-** each (the byte that cut it starts anew). */
 static void utf16_put(key_sink *s, const unsigned char *p, size_t n){
   utf16_sink *u = (utf16_sink *)s;
   for(size_t i=0; i<n; i++){
-    unsigned char b = p[i];
-    if( u->nPart>0 ){
-      if( (b & 0xC0)==0x80 ){
-        u->part[u->nPart++] = b;
-        if( u->nPart==u->nNeed ){
-          utf16_code_point(u, utf8_decode(u->part, u->nNeed));
-          u->nPart = 0;
-        }
-        continue;
-      }
-      utf16_code_point(u, 0xFFFD);
-      u->nPart = 0;
-    }
-    u->nNeed = utf8_length(b);
-    if( u->nNeed<=1 ){
-      utf16_code_point(u, u->nNeed ? b : 0xFFFD);
-    }else{
-      u->part[0] = b;
-      u->nPart = 1;
-    }
+    uint32_t aCode[2];
+    utf16_code_points(u, aCode, utf8_reader_byte(&u->utf8, p[i], aCode));
   }
 }
 
 static void utf16_finish(utf16_sink *u){
-  if( u->nPart>0 ) utf16_code_point(u, 0xFFFD);
-  u->nPart = 0;
+  uint32_t c;
+  utf16_code_points(u, &c, utf8_reader_end(&u->utf8, &c));
   if( u->nBuf ) u->out->put(u->out, u->buf, u->nBuf);
   u->nBuf = 0;
 }

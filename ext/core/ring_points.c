@@ -34,6 +34,7 @@
 ** decimal and %% a literal %: "%s#%d" is the ring algorithm's default,
 ** "%d%s" groupcache's, "%s-%d" a Java TreeMap router's.
 */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -202,6 +203,19 @@ static int node_compare(const ring_node *a, const ring_node *b){
                                                            : b->name_len);
   if( c ) return c;
   return a->name_len<b->name_len ? -1 : a->name_len>b->name_len;
+}
+
+/* The float steps are the point: they decide when a group of 4 is lost. */
+uint32_t ring_ketama_count(double w, double W, uint32_t n, int vnodes){
+  float pct = (float)w / (float)W;
+  /* Weights below float's range (1e-300) make that 0/0 when all nodes have
+  ** them; twemproxy's integer weights never do. Then the share in double. */
+  if( isnan(pct) ) pct = (float)(w / W);
+  float t = pct * (float)vnodes;
+  t = t / 4.0f;
+  t = t * (float)n;
+  t = (float)((double)t + 1e-10);
+  return 4 * (uint32_t)floorf(t);
 }
 
 void ring_digest_md5_dash(const ring_node *node, uint32_t i, uint64_t aPos[4]){

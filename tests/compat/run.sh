@@ -14,7 +14,8 @@
 # librdkafka-dev and libguava-java (tests/compat/partitioners.py); dalli against Ruby's
 # Dalli (ruby, ruby-dalli); pymemcache against Python's pymemcache
 # (python3-pymemcache); php_memcache against PHP's memcache extension
-# (php-cli, php-memcache). Needs ./chash.so.
+# (php-cli, php-memcache); spymemcached against its
+# KetamaNodeLocator (libspymemcached-java). Needs ./chash.so.
 # The configuration files given to nutcracker, nginx and haproxy are also
 # read by ch_config, and each ring's ch_export text is given back to the
 # program (nutcracker -t, nginx -t, haproxy -c, and a run that places keys).
@@ -88,3 +89,8 @@ timeout 300 /usr/bin/python3 tests/compat/pymemcache_compat.py ./chash.so
 # php_memcache: PHP's memcache extension (Debian's php-cli and
 # php-memcache), MemcachePool::findServer() with no server
 timeout 300 /usr/bin/python3 tests/compat/php_memcache.py ./chash.so
+# spymemcached: its KetamaNodeLocator (Debian's libspymemcached-java) over
+# nodes that only give their address, no server
+SPY_CP=/usr/share/java/spymemcached.jar:build/compat/spy
+timeout 300 javac -cp $SPY_CP -d build/compat/spy tests/compat/SpyRing.java
+timeout 300 /usr/bin/python3 tests/compat/spymemcached.py ./chash.so $SPY_CP

@@ -75,6 +75,20 @@ static void test_hash(void){
   CHECK( hash_bytes(HASH_MD5, 0, "hello", 5)==0x2a40415du );
   CHECK( hash_bytes(HASH_CRC32A, 0, "0http://10.0.0.1:8080", 21)==2090179191u );
   CHECK( hash_space_bits(HASH_MD5BE)==32 && !hash_has_seed(HASH_MD5BE) );
+  /* Java's "hello".hashCode() is 99162322; "\u00e9\u20ac\U0001f600" has
+  ** the units e9 20ac d83d de00: ((233*31 + 8364)*31 + 55357)*31 + 56832;
+  ** "\u00e9" is one unit, so spymemcached's FNV-1a 32 of it is one step
+  ** (2166136261 ^ 0xe9) * 16777619, not twemproxy's two bytes. */
+  CHECK( hash_bytes(HASH_JAVA_HASHCODE, 0, "hello", 5)==99162322u );
+  CHECK( hash_bytes(HASH_JAVA_HASHCODE, 0, "\xc3\xa9\xe2\x82\xac"
+                    "\xf0\x9f\x98\x80", 9)==16752006u );
+  CHECK( hash_bytes(HASH_JAVA_HASHCODE, 0, "", 0)==0 );
+  CHECK( hash_bytes(HASH_FNV1A_32_UTF16, 0, "\xc3\xa9", 2)
+         ==(uint32_t)((2166136261u ^ 0xe9u) * 16777619u) );
+  CHECK( hash_bytes(HASH_FNV1A_32_UTF16, 0, "ab", 2)
+         ==hash_bytes(HASH_FNV1A_32, 0, "ab", 2) );
+  CHECK( hash_from_name("java_hashcode")==HASH_JAVA_HASHCODE );
+  CHECK( hash_from_name(hash_name(HASH_FNV1A_32_UTF16))==-1 );
   /* SHA-1, a point hash only (sha1 is no hash option, above): FIPS 180's
   ** "abc" = a9993e36 4706816a ba3e2571 7850c26c 9cd0d89d, and Python's
   ** hashlib.sha1(b"localhost:11211:0").hexdigest()[:8]. */
@@ -181,7 +195,7 @@ static void test_hash_streams(void){
     a[i] = (unsigned char)x;
   }
   int nBad = 0, nRun = 0;
-  for(int h=0; h<HASH_COUNT; h++){
+  for(int h=0; h<HASH_ALL; h++){
     for(size_t n=0; n<=sizeof(a); n++){
       uint64_t want = hash_bytes((hash_id)h, 7, a, n);
       for(size_t cut=0; cut<=n; cut++){
