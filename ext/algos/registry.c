@@ -22,7 +22,8 @@
   X(guava)            \
   X(kafka)            \
   X(dalli)            \
-  X(pymemcache)
+  X(pymemcache)       \
+  X(uhashring_ketama)
 
 #define ALGO_DECLARE(name) extern const ring_algo algo_##name;
 #define ALGO_ENTRY(name) &algo_##name,

@@ -13,7 +13,8 @@
 # redis-tools) and nutcracker; kafka and guava against npm kafkajs,
 # librdkafka-dev and libguava-java (tests/compat/partitioners.py); dalli against Ruby's
 # Dalli (ruby, ruby-dalli); pymemcache against Python's pymemcache
-# (python3-pymemcache). Needs ./chash.so.
+# (python3-pymemcache); uhashring_ketama against Python's uhashring
+# (python3-uhashring; tests/compat/pyclients.py). Needs ./chash.so.
 # The configuration files given to nutcracker, nginx and haproxy are also
 # read by ch_config, and each ring's ch_export text is given back to the
 # program (nutcracker -t, nginx -t, haproxy -c, and a run that places keys).
@@ -83,3 +84,8 @@ timeout 300 /usr/bin/python3 tests/compat/dalli.py ./chash.so
 # pymemcache: HashClient's RendezvousHash (Debian's python3-pymemcache), no
 # server, against the model tests/gen/pymemcache_model.py and chash
 timeout 300 /usr/bin/python3 tests/compat/pymemcache_compat.py ./chash.so
+
+# uhashring's HashRing, both modes, and pymemcache's HashClient
+# (RendezvousHash): the real libraries (python3-uhashring,
+# python3-pymemcache) against the models in tests/gen/ and chash.
+timeout 120 /usr/bin/python3 tests/compat/pyclients.py ./chash.so
