@@ -25,7 +25,8 @@
   X(pymemcache)       \
   X(php_memcache)     \
   X(spymemcached)     \
-  X(cassandra)
+  X(cassandra)        \
+  X(uhashring_ketama)
 
 #define ALGO_DECLARE(name) extern const ring_algo algo_##name;
 #define ALGO_ENTRY(name) &algo_##name,

@@ -15,7 +15,9 @@
 # Dalli (ruby, ruby-dalli); pymemcache against Python's pymemcache
 # (python3-pymemcache); php_memcache against PHP's memcache extension
 # (php-cli, php-memcache); spymemcached against its
-# KetamaNodeLocator (libspymemcached-java). Needs ./chash.so.
+# KetamaNodeLocator (libspymemcached-java); uhashring_ketama against
+# Python's uhashring (python3-uhashring; tests/compat/pyclients.py).
+# Needs ./chash.so.
 # The configuration files given to nutcracker, nginx and haproxy are also
 # read by ch_config, and each ring's ch_export text is given back to the
 # program (nutcracker -t, nginx -t, haproxy -c, and a run that places keys).
@@ -94,3 +96,6 @@ timeout 300 /usr/bin/python3 tests/compat/php_memcache.py ./chash.so
 SPY_CP=/usr/share/java/spymemcached.jar:build/compat/spy
 timeout 300 javac -cp $SPY_CP -d build/compat/spy tests/compat/SpyRing.java
 timeout 300 /usr/bin/python3 tests/compat/spymemcached.py ./chash.so $SPY_CP
+# uhashring's HashRing (ketama mode): the real library (python3-uhashring)
+# against the model in tests/gen/ and chash.
+timeout 120 /usr/bin/python3 tests/compat/pyclients.py ./chash.so

@@ -900,7 +900,7 @@ static void test_options(void){
   CHECK( options_set(&cfg, &g, "ties", "bogus", zErr, sizeof(zErr))==1 );
   CHECK( strcmp(zErr, "ties: unknown value 'bogus'; accepted: name, first, last")==0 );
   CHECK( has(options_names(buf, sizeof(buf)), "algorithm, hash, vnodes, seed, hash_tag, label, first, ties, table, avalanche, min_ring, max_ring") );
-  CHECK( strcmp(options_takers("vnodes", buf, sizeof(buf)), "ring, ketama, hashring, dubbo, groupcache")==0 );
+  CHECK( strcmp(options_takers("vnodes", buf, sizeof(buf)), "ring, ketama, hashring, dubbo, groupcache, uhashring_ketama")==0 );
   CHECK( strcmp(options_takers("min_ring", buf, sizeof(buf)), "envoy_ring")==0 );
 
   /* A seed given as 0 is the default, which hashes without a seed have
