@@ -18,15 +18,19 @@ master, slave, fail?, fail, handshake, noaddr, nofailover, noflags), master
                           the slot stays its owner's until the migration
                           ends, and the owner is the one whose ranges hold
                           it); raises NodesError naming the line otherwise
-  slots_text(ranges)   the ranges as `CLUSTER NODES` writes them: "0-5460
-                          10923", a single slot alone, '' for none
+  canonical(ranges)    the same slots as CLUSTER NODES writes them: in
+                          order, adjacent runs joined
+  slots_text(ranges)   ranges as text: "0-5460 10923", a single slot alone,
+                          '' for none
   owner_map(masters)   slot -> address of its master, or None (unserved)
   moved(before, after) the slots whose master differs between two maps
 
 Refused, naming the line: a line that is not a node, a node id or address
 listed twice, a slot or range outside 0..16383 or backwards, a slot two
-masters both list (naming both), a replica that lists slots, a master whose
-address is unknown (noaddr, or no ip) that serves slots. Left out: replicas
+masters both list (naming both) or one lists twice, an unknown flag, a
+replica that lists slots, a node neither master nor replica, a master whose
+address is unknown (noaddr, or no ip) that serves slots, a text without a
+master. Left out: replicas
 (`slave`), nodes still in `handshake`, masters without an address serving
 no slot, a nodes.conf file's `vars` line and blank lines. A failed master
 (`fail`, `fail?`) that still lists slots is in the map: the cluster answers
@@ -40,6 +44,8 @@ FIELDS = re.compile(r'^([0-9a-f]{40}) (\S+) (\S+) (-|[0-9a-f]{40}) (\d+) (\d+) (
 ADDRESS = re.compile(r'^(.*):(\d+)@(\d+)(?:,.*)?$')
 SLOT = re.compile(r'^(\d+)(?:-(\d+))?$')
 MIGRATION = re.compile(r'^\[\d+-(?:<|>)-[0-9a-f]{40}\]$')
+FLAGS = {'myself', 'master', 'slave', 'fail?', 'fail', 'handshake', 'noaddr', 'nofailover',
+         'noflags'}
 
 
 class NodesError(ValueError):
@@ -62,6 +68,8 @@ def parse(text):
         a = ADDRESS.match(addr)
         if not a:
             raise NodesError('line %d: bad address' % number)
+        if not set(flags) <= FLAGS:
+            raise NodesError('line %d: unknown flag' % number)
         ip, port = a.group(1), int(a.group(2))
         ranges = []
         for word in m.group(9).split():
@@ -93,12 +101,26 @@ def parse(text):
         addrs[name] = number
         for first, last in ranges:
             for slot in range(first, last + 1):
+                if owner.get(slot) == name:
+                    raise NodesError('line %d: slot %d listed twice' % (number, slot))
                 if slot in owner:
                     raise NodesError('line %d: slot %d also served by %s'
                                      % (number, slot, owner[slot]))
                 owner[slot] = name
         masters.append((name, ranges))
+    if not masters:
+        raise NodesError('no master')
     return masters
+
+
+def canonical(ranges):
+    out = []
+    for a, b in sorted(ranges):
+        if out and out[-1][1] + 1 == a:
+            out[-1] = (out[-1][0], b)
+        else:
+            out.append((a, b))
+    return out
 
 
 def slots_text(ranges):
@@ -128,12 +150,16 @@ def self_check():
     got = parse(text)
     assert got == [('10.0.0.1:6379', [(0, 5460)]), ('10.0.0.2:6379', [(5461, 10922)])], got
     assert slots_text([(0, 5460), (10923, 10923)]) == '0-5460 10923'
+    assert canonical([(10923, 10923), (5461, 10922), (0, 9)]) == [(0, 9), (5461, 10923)]
     owner = owner_map(got)
     assert owner[5460] == '10.0.0.1:6379' and owner[10923] is None
     for bad in ('%s 10.0.0.1:6379@16379 master - 0 0 1 connected 0-16384\n' % ida,
                 '%s 10.0.0.1:6379@16379 master - 0 0 1 connected 5-4\n' % ida,
                 '%s 10.0.0.1:6379@16379 master - 0 0 1 connected 0-9\n'
                 '%s 10.0.0.2:6379@16379 master - 0 0 1 connected 9\n' % (ida, idb),
+                '%s 10.0.0.1:6379@16379 master - 0 0 1 connected 0-9 5\n' % ida,
+                '%s 10.0.0.1:6379@16379 master,odd - 0 0 1 connected\n' % ida,
+                '%s 10.0.0.1:6379@16379 slave %s 0 0 1 connected\n' % (ida, idb),
                 'not a node\n'):
         try:
             parse(bad)
