@@ -54,7 +54,7 @@ def runs(owner, name):
     return out
 
 
-def listing(rnd, masters, owner, replicas=1, extra=(), shuffle_runs=False, eol='\n'):
+def listing(rnd, masters, owner, replicas=1, extra=(), shuffle_runs=False):
     """A CLUSTER NODES text for the map owner (slot -> master address or
     None), masters in the order given, each with `replicas` replicas,
     lines in a random order; extra: lines added as they are."""
@@ -82,7 +82,7 @@ def listing(rnd, masters, owner, replicas=1, extra=(), shuffle_runs=False, eol='
                             rnd.randint(1, 10 ** 13), k + 1))
     lines += [line % ids if '%(' in line else line for line in extra]
     rnd.shuffle(lines)
-    return eol.join(lines) + eol, ids
+    return '\n'.join(lines) + '\n', ids
 
 
 def expected_spec(text):
@@ -165,9 +165,9 @@ def states(rnd):
     text, _ = listing(rnd, m, uncovered, replicas=0)
     out.append(("A map with uncovered slots (100-199 and 16383).", text))
 
-    text, _ = listing(rnd, m, created, replicas=1, eol='\r\n')
-    out.append(("nodes.conf: CRLF line ends and its vars line.",
-                text + 'vars currentEpoch 6 lastVoteEpoch 0\r\n'))
+    text, _ = listing(rnd, m, created, replicas=1)
+    out.append(("nodes.conf: CRLF line ends (written as char(13, 10): the file keeps no\n"
+                "CR) and its vars line.", text + 'vars currentEpoch 6 lastVoteEpoch 0\n'))
     return out
 
 
@@ -179,7 +179,11 @@ def gen_specs(tf, rnd):
     for title, text in states(rnd):
         assert '\n\n' not in text        # a blank line would end the record
         tf.comment(title)
-        tf.query("T", "SELECT ch_config('redis_nodes', %s)" % sql_str(text),
+        literal = sql_str(text)
+        if 'CRLF' in title:
+            text = text.replace('\n', '\r\n')
+            literal = "replace(%s, char(10), char(13, 10))" % literal
+        tf.query("T", "SELECT ch_config('redis_nodes', %s)" % literal,
                  [(expected_spec(text),)])
 
 
