@@ -291,9 +291,16 @@ void ring_retain(ring *r);
 void ring_release(ring *r);
 
 /*
-** The index in r->nodes of the node that owns key position pos.
-** The ring must have at least one node, and its algorithm no key_lookup
-** (algo.h: its keys have no one position).
+** The owner of a unit no node owns: a live Redis Cluster map's slots that
+** no master serves. ring_lookup and ring_unit_owner give it for them, and
+** the functions answer NULL there (no node).
+*/
+#define RING_UNOWNED UINT32_MAX
+
+/*
+** The index in r->nodes of the node that owns key position pos, or
+** RING_UNOWNED. The ring must have at least one node, and its algorithm
+** no key_lookup (algo.h: its keys have no one position).
 */
 uint32_t ring_lookup(const ring *r, uint64_t pos);
 
