@@ -59,6 +59,7 @@ void ring_config_default(ring_config *cfg){
   cfg->vnodes = 160;
   cfg->seed = 0;
   memset(cfg->hash_tag, 0, sizeof(cfg->hash_tag));
+  cfg->no_columns = 0;
   options_set_algorithm(cfg, ring_algos[0]);
 }
 
@@ -188,7 +189,7 @@ const char *ring_check_name(const char *z, size_t n){
 
 unsigned ring_columns(const ring_config *cfg){
   unsigned n = 0;
-  const ring_column *c = cfg->algo->columns;
+  const ring_column *c = cfg->no_columns ? NULL : cfg->algo->columns;
   while( c && c[n].name ) n++;
   return n;
 }

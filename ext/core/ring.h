@@ -66,6 +66,9 @@ typedef struct ring_config {
     uint64_t align;
     unsigned char bytes[RING_OWN_CONFIG_BYTES];
   } own;
+  int no_columns;          /* 1: a ring table made before its algorithm had
+                           ** columns (format 1: redis_cluster's before
+                           ** slots), whose nodes have none */
 } ring_config;
 
 /* One node of a built ring. */
