@@ -87,7 +87,8 @@ def listing(rnd, masters, owner, replicas=1, extra=(), shuffle_runs=False):
 
 def expected_spec(text):
     masters = model.parse(text)
-    nodes = {name: {"slots": model.slots_text(model.canonical(r))} for name, r in masters}
+    nodes = {name: {"weight": 1, "slots": model.slots_text(model.canonical(r))}
+             for name, r in masters}
     return json.dumps({"algorithm": "redis_cluster", "nodes": nodes}, separators=(',', ':'))
 
 
