@@ -21,11 +21,19 @@ operators change them, with Debian's python3:
   GET sent to a node that does not own the key (every key, to another node
   each state).
 
+chash: each state's listing is read by ch_config('redis_nodes', ...) and
+loaded into one ring table as a new version (INSERT INTO live(live));
+ch_locate must give every key the cluster's answer, and ch_moved across the
+reshard must be exactly the keys whose master changed.
+
 Wrong variants show each check able to fail: the layout a fresh `redis-cli
---cluster create` gives must disagree once the cluster was resharded, and
-so must the map with the migrating slot given to its importing node.
+--cluster create` gives (the map before, and chash's redis_cluster ring
+without slots) must disagree once the cluster was resharded, as must the
+create's masters in another order, and the map with the migrating slot
+given to its importing node.
 Prints the counts; exits 1 unless every key agrees.
 """
+import json
 import os
 import subprocess
 import sys
@@ -117,8 +125,10 @@ def report(label, ok, total, failing=None):
 
 
 class Run:
-    def __init__(self, cluster, keys, slots):
-        self.c, self.keys, self.slots = cluster, keys, slots
+    def __init__(self, cluster, keys, slots, db):
+        self.c, self.keys, self.slots, self.db = cluster, keys, slots, db
+        self.versions = {}
+        db.execute('CREATE VIRTUAL TABLE live USING chash(algorithm=redis_cluster)')
         self.states = {}
         self.good = True
         self.asked = 0
@@ -146,6 +156,16 @@ class Run:
             failing = (wrong[0], sum(1 for s, t in zip(self.slots, told) if wrong[1][s] != t))
         self.good &= report('%s: %d keys, -MOVED of %s' % (state, len(self.keys), ask_from),
                             ok, len(self.keys), failing)
+        # chash: the listing read by ch_config, loaded into the ring table
+        # as a new version; ch_locate must give the cluster's answer.
+        spec = self.db.execute("SELECT ch_config('redis_nodes', ?)", (text,)).fetchone()[0]
+        self.db.execute('INSERT INTO live(live) VALUES (?)', (spec,))
+        self.db.commit()                    # one version per state
+        self.versions[state] = self.db.execute("SELECT ch_epoch('live')").fetchone()[0]
+        mine = [self.db.execute("SELECT ch_locate(?, 'live')", (k,)).fetchone()[0]
+                for k in self.keys]
+        self.good &= report('%s: ch_locate over ch_config(CLUSTER NODES)' % state,
+                            sum(1 for m, t in zip(mine, told) if m == t), len(self.keys))
         return masters, told
 
 
@@ -175,7 +195,7 @@ def main(so):
         first = c.conn[addrs[0]]
         slots = first.pipeline([[b'CLUSTER', b'KEYSLOT', k] for k in keys])
         model_slots = [redis_model.keyslot(k) for k in keys]
-        run = Run(c, keys, slots)
+        run = Run(c, keys, slots, db)
         run.good &= report('CLUSTER KEYSLOT = the model\'s slot', sum(
             1 for a, b in zip(slots, model_slots) if a == b), len(keys))
 
@@ -199,6 +219,23 @@ def main(so):
         run.good &= report('reshard: slots moved, all from %s to %s' % (src, dst), int(
             len(gone) == RESHARD and all(owner_before[s] == src and owner_after[s] == dst
                                          for s in gone)), 1)
+        # ch_moved across the reshard (two versions of the ring table) is
+        # the set of keys whose master changed; the fresh layout after the
+        # reshard, and the create's masters in another order, disagree.
+        before, after = ('live@%d' % run.versions[v] for v in ('create', 'reshard'))
+        moved = {k for k, s in zip(keys, slots) if owner_before[s] != owner_after[s]}
+        mine = {k for k in keys if db.execute('SELECT ch_moved(?, ?, ?)',
+                                              (k, before, after)).fetchone()[0]}
+        run.good &= report('reshard: ch_moved = the keys whose master changed (%d)'
+                           % len(moved), len(mine & moved), len(mine | moved))
+        told = dict(zip(keys, moved_owner(c.conn[addrs[3]], addrs[3], keys)))
+        for label, order in (('the fresh layout of create', addrs[:3]),
+                             ('create\'s masters in another order', addrs[2::-1])):
+            spec = json.dumps({'algorithm': 'redis_cluster', 'nodes': order})
+            wrong = sum(1 for k in keys if db.execute('SELECT ch_locate(?, ?)', (k, spec))
+                        .fetchone()[0] != told[k])
+            run.good &= report('reshard: wrong variant: %s' % label, 0, 0,
+                               ('ch_locate', wrong))
 
         # 3. A slot half-way through a migration: still its owner's in the
         # map; the owner sends -ASK for keys it does not hold.
