@@ -12,6 +12,10 @@ involved):
                                    the spec holds the masters in the text's
                                    order with their slots as CLUSTER NODES
                                    writes them
+  placement                        each listing loaded into a ring table as
+                                   a version: ch_arcs, ch_locate of 2,000
+                                   keys (NULL where no master serves),
+                                   shares, ch_moved across versions
 
 tests/compat/redis_live.py checks the same model against real clusters.
 
@@ -23,7 +27,7 @@ import random
 import genfiles
 import redis_model
 import redis_nodes_model as model
-from reference import TestFile, sql_str
+from reference import TestFile, series, sql_str
 
 
 class NodesTestFile(TestFile):
@@ -188,10 +192,59 @@ def gen_specs(tf, rnd):
                  [(expected_spec(text),)])
 
 
+def arcs(masters):
+    """(first, last, master or None) runs of the map, in slot order."""
+    owner, out = model.owner_map(masters), []
+    for s in range(model.SLOTS):
+        if out and out[-1][2] == owner[s]:
+            out[-1][1] = s
+        else:
+            out.append([s, s, owner[s]])
+    return out
+
+
+def gen_placement(tf, rnd):
+    tf.comment("Placement on the map: a ring table loaded from each listing in turn (a\n"
+               "version each); ch_locate is the master whose slots hold the key's slot,\n"
+               "NULL in a slot no master serves; ch_arcs lists the runs (node NULL for\n"
+               "an unserved one), ch_points each master's runs.")
+    tf.statement("CREATE VIRTUAL TABLE live USING chash(algorithm=redis_cluster)")
+    n = 2000
+    listed = [(t, text) for t, text in states(rnd) if 'CRLF' not in t]
+    maps = []
+    for title, text in listed:
+        masters = model.parse(text)
+        maps.append(masters)
+        tf.comment(title.split('\n')[0])
+        tf.statement("INSERT INTO live(live) VALUES (ch_config('redis_nodes', %s))"
+                     % sql_str(text))
+        owner = model.owner_map(masters)
+        tf.query("IIT", "SELECT start, \"end\", node FROM ch_arcs('live')",
+                 [tuple(a) for a in arcs(masters)])
+        tf.query("T", "%s SELECT ch_locate('key:' || i || '{' || (i %% 300) || '}', 'live') "
+                 "FROM s ORDER BY i" % series(n),
+                 [(owner[redis_model.keyslot(b'key:%d{%d}' % (i, i % 300))],)
+                  for i in range(1, n + 1)])
+    tf.comment("Shares: each master's slots / 16384; unserved slots count for none.")
+    last = maps[-1]
+    tf.query("TI", "SELECT node, CAST(share * 16384 AS INTEGER) FROM live ORDER BY rowid",
+             [(name, sum(b - a + 1 for a, b in r)) for name, r in last])
+    tf.comment("ch_moved between two versions: the keys whose master changed (to or\n"
+               "from no master counts), here across the reshard and the rebalance.")
+    for a, b in ((1, 2), (4, 5), (6, 7)):
+        before, after = model.owner_map(maps[a - 1]), model.owner_map(maps[b - 1])
+        keys = [b'key:%d{%d}' % (i, i % 300) for i in range(1, n + 1)]
+        moved = sum(1 for k in keys
+                    if before[redis_model.keyslot(k)] != after[redis_model.keyslot(k)])
+        tf.query("I", "%s SELECT count(*) FROM s WHERE ch_moved('key:' || i || '{' || "
+                 "(i %% 300) || '}', 'live@%d', 'live@%d')" % (series(n), a, b), [(moved,)])
+
+
 def make():
     tf = NodesTestFile("redis_nodes.test", "format redis_nodes (CLUSTER NODES) against "
                        "an independent model")
     gen_specs(tf, random.Random(20))
+    gen_placement(tf, random.Random(20))
     return tf.text()
 
 
