@@ -400,7 +400,7 @@ const ring_algo algo_redis_cluster = {
   .commit_needs = redis_commit_needs,
   .doc = {
     .summary = "the masters of a Redis Cluster made by `redis-cli --cluster "
-               "create`",
+               "create`, or of a live one (column `slots`)",
     .reproduces = "a Redis Cluster (`ch_keyslot`)",
     .cost = "O(1) (16384 slots in a few ranges)",
     .weights = "no (all 1)",
@@ -408,8 +408,10 @@ const ring_algo algo_redis_cluster = {
     .movement = "about half of the keys (the slot ranges shift, as a new "
                 "`redis-cli --cluster create` would make them)",
     .options = "none (`hash` is `crc16`, `hash_tag` is `{}`)",
-    .points = "one point per master, at the last slot of its range",
-    .arcs = "each master's range of slots",
+    .points = "one point per master, at the last slot of its range (with "
+              "`slots`: one per run of a master's slots)",
+    .arcs = "each master's range of slots (with `slots`: each run, node NULL "
+            "where no master serves)",
     .diff = "exact, ranges of slots",
     .replicas = "masters of the next ranges (not Redis replicas)",
   },
