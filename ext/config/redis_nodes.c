@@ -381,8 +381,8 @@ static int redis_nodes_write(const config_pool *p, char **pzOut, char *zErr,
     }
     if( zSlots==NULL ){
       snprintf(zErr, nErr, "node %.100s has no slots: CLUSTER NODES lists "
-               "a map, and this ring is redis-cli's fresh layout (write it "
-               "with format redis_cli)", zNode);
+               "a map, and this ring is the layout `redis-cli --cluster "
+               "create` makes of its masters in join order", zNode);
       ring_dealloc(b.z);
       return CONFIG_ERROR;
     }
