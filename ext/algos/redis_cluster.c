@@ -374,10 +374,11 @@ static int redis_check_commit(const ring_config *cfg, const ring_commit *c,
   return RING_OK;
 }
 
+/* Not required, no example: without slots the ring is the fresh layout. */
 static const ring_column redis_columns[] = {
-  { "slots", NULL, 0, "a master's slots as CLUSTER NODES lists them: "
-    "`0-5460 10923`; `''` for none" },
-  { NULL, NULL, 0, NULL }
+  { .name = "slots", .about = "a master's slots as CLUSTER NODES lists "
+    "them: `0-5460 10923`; `''` for none" },
+  { .name = NULL }
 };
 
 const ring_algo algo_redis_cluster = {

@@ -88,7 +88,15 @@ int store_format(const ring_config *cfg){
 }
 
 int store_format_fits(ring_config *cfg, int64_t format){
-  if( format==CHASH_FORMAT && ring_columns(cfg) ) cfg->no_columns = 1;
+  /* Only optional columns can have come after the table: a ring of an
+  ** algorithm with a required one (cassandra's tokens) was never format 1. */
+  int bRequired = 0;
+  for(unsigned i=0; i<ring_columns(cfg); i++){
+    bRequired |= cfg->algo->columns[i].required;
+  }
+  if( format==CHASH_FORMAT && ring_columns(cfg) && !bRequired ){
+    cfg->no_columns = 1;
+  }
   return format==store_format(cfg);
 }
 
