@@ -24,12 +24,22 @@
 ** split run past slot 16383 (redis-cli would write past its table); such
 ** counts are refused.
 **
-** Units: each master is one point at the last slot of its range, in a
-** space of 14 bits (the slots): a key at slot s belongs to the first point
-** at or after s, which is the master whose range holds s. So ch_points
-** lists one point per master (token = its last slot), ch_arcs its range of
-** slots (start = first slot, end = last slot, share = slots / 16384), and
-** ch_diff the ranges of slots that change owner between two versions.
+** A live map (column slots): a cluster after reshard, rebalance, add-node
+** or failovers has the slots its CLUSTER NODES lists, not the split. Each
+** master's slots column holds them as CLUSTER NODES writes them: slots and
+** ranges first-last separated by spaces (or commas), '' for a master
+** serving none. When one node has slots every node must (NULL is refused
+** then), a slot two masters list is refused naming both, and the ring is
+** exactly that map: a slot no master lists is served by none (its keys get
+** no node: RING_UNOWNED).
+**
+** Units: a point at the last slot of each run of slots with one owner, in
+** a space of 14 bits (the slots): a key at slot s belongs to the first
+** point at or after s, which ends the run that holds s. Fresh layout: one
+** point per master (token = its last slot). So ch_points lists a master's
+** runs (token = last slot), ch_arcs the runs (start = first slot, end =
+** last slot, share = slots / 16384; node NULL for a run no master serves),
+** and ch_diff the ranges of slots that change owner between two versions.
 ** Weights: none (every weight must be 1); vnodes: no; hash: crc16 only.
 */
 #include <math.h>
@@ -40,6 +50,7 @@
 #include "options.h"
 
 #define REDIS_SLOTS 16384
+#define REDIS_SLOTS_COLUMN 0            /* slots, its one column */
 
 /* A key's slot, Redis's keyHashSlot rule: the CRC-16 of its {...} part
 ** (the ring's hash is crc16), mod the slot count. */
@@ -85,10 +96,194 @@ static void redis_split_error(uint32_t n, char *zErr, size_t nErr){
            "masters always work)", n);
 }
 
+/*
+** The slots text z (n bytes) into calls of fn(ctx, first, last), one per
+** slot or range in the text's order. NULL, or what is wrong with it in
+** zErr: a word that is not a slot or a range, a slot outside 0..16383, a
+** range that runs backwards, a slot listed twice (the text's own).
+*/
+static const char *redis_slots_each(const char *z, size_t n,
+                                    int (*fn)(void *, long, long), void *ctx,
+                                    char *zErr, size_t nErr){
+  unsigned char aSeen[REDIS_SLOTS/8];
+  memset(aSeen, 0, sizeof(aSeen));
+  size_t i = 0;
+  while( i<n ){
+    if( z[i]==' ' || z[i]==',' ){ i++; continue; }
+    size_t s = i;
+    while( i<n && z[i]!=' ' && z[i]!=',' ) i++;
+    long a = 0, b = -1;
+    size_t k = s;
+    int nDigit = 0;
+    while( k<i && z[k]>='0' && z[k]<='9' && nDigit<6 ){
+      a = a*10 + (z[k++]-'0');
+      nDigit++;
+    }
+    if( nDigit>0 && k==i ){
+      b = a;
+    }else if( nDigit>0 && z[k]=='-' && k+1<i ){
+      b = 0;
+      nDigit = 0;
+      for(k++; k<i && z[k]>='0' && z[k]<='9' && nDigit<6; k++, nDigit++){
+        b = b*10 + (z[k]-'0');
+      }
+      if( k<i ) b = -1;
+    }
+    const char *zWrong = b<0 ? "is not a slot or a range first-last"
+                       : b>=REDIS_SLOTS || a>=REDIS_SLOTS
+                         ? "is outside slots 0..16383"
+                       : a>b ? "is a range that runs backwards" : NULL;
+    for(long t=a; zWrong==NULL && t<=b; t++){
+      if( aSeen[t/8] & (1<<(t%8)) ) zWrong = "lists a slot a second time";
+      aSeen[t/8] |= (unsigned char)(1<<(t%8));
+    }
+    if( zWrong ){
+      snprintf(zErr, nErr, "'%.*s' %s", (int)(i-s>30 ? 30 : i-s), z+s,
+               zWrong);
+      return zErr;
+    }
+    if( fn && fn(ctx, a, b) ) return NULL;
+  }
+  return NULL;
+}
+
+static const char *redis_check_column(const ring_config *cfg, unsigned i,
+                                      const char *z, size_t n, char *zErr,
+                                      size_t nErr){
+  (void)cfg; (void)i;
+  return redis_slots_each(z, n, NULL, NULL, zErr, nErr);
+}
+
+/* Where the map's slots are read from: a ring's nodes in join order (a
+** build), or a commit's node list (already in join order). */
+typedef struct redis_masters {
+  const ring *r;                        /* a build: r->nodes by r->by_join */
+  const ring_input *aIn;                /* else a commit's nodes */
+  uint32_t n;
+} redis_masters;
+
+static const char *redis_master_name(const redis_masters *m, uint32_t k){
+  return m->r ? m->r->nodes[m->r->by_join[k]].name : m->aIn[k].name;
+}
+
+static uint32_t redis_master_name_len(const redis_masters *m, uint32_t k){
+  return m->r ? m->r->nodes[m->r->by_join[k]].name_len : m->aIn[k].name_len;
+}
+
+/* Master k's slots text (NULL: none given), its length in *pn. */
+static const char *redis_master_slots(const redis_masters *m, uint32_t k,
+                                      uint32_t *pn){
+  if( m->r ){
+    const ring_node *node = &m->r->nodes[m->r->by_join[k]];
+    *pn = node->column_len[REDIS_SLOTS_COLUMN];
+    return node->columns[REDIS_SLOTS_COLUMN];
+  }
+  *pn = m->aIn[k].column_len[REDIS_SLOTS_COLUMN];
+  return m->aIn[k].columns[REDIS_SLOTS_COLUMN];
+}
+
+/* Is any master given slots? Then the ring is a live map. */
+static int redis_is_map(const redis_masters *m){
+  uint32_t n;
+  for(uint32_t k=0; k<m->n; k++) if( redis_master_slots(m, k, &n) ) return 1;
+  return 0;
+}
+
+/* What the fill of a map keeps while it reads one master's slots. */
+typedef struct redis_fill {
+  uint32_t *aOwner;                     /* slot -> master k, or RING_UNOWNED */
+  uint32_t k;                           /* the master being read */
+  long clash;                           /* a slot two masters list, or -1 */
+} redis_fill;
+
+static int redis_fill_range(void *ctx, long first, long last){
+  redis_fill *f = ctx;
+  for(long s=first; s<=last; s++){
+    if( f->aOwner[s]!=RING_UNOWNED ){
+      f->clash = s;
+      return 1;
+    }
+    f->aOwner[s] = f->k;
+  }
+  return 0;
+}
+
+/*
+** The map of masters m into aOwner (slot -> master k in m's order, or
+** RING_UNOWNED). RING_OK, or RING_INVALID with a message in zErr: a master
+** without slots among masters with them, a slot two masters list (the
+** values themselves are checked as a node is written).
+*/
+static int redis_map_fill(const redis_masters *m, uint32_t *aOwner,
+                          char *zErr, size_t nErr){
+  for(uint32_t s=0; s<REDIS_SLOTS; s++) aOwner[s] = RING_UNOWNED;
+  redis_fill f = { aOwner, 0, -1 };
+  for(uint32_t k=0; k<m->n; k++){
+    uint32_t nSlots;
+    const char *zSlots = redis_master_slots(m, k, &nSlots);
+    if( zSlots==NULL ){
+      uint32_t j = 0, nOther;
+      while( redis_master_slots(m, j, &nOther)==NULL ) j++;
+      snprintf(zErr, nErr, "algorithm redis_cluster: node '%.*s' has no "
+               "slots, but node '%.*s' has: in a map every master has its "
+               "slots ('' for one that serves none)",
+               (int)redis_master_name_len(m, k), redis_master_name(m, k),
+               (int)redis_master_name_len(m, j), redis_master_name(m, j));
+      return RING_INVALID;
+    }
+    f.k = k;
+    char zMsg[200];
+    if( redis_slots_each(zSlots, nSlots, redis_fill_range, &f, zMsg,
+                         sizeof(zMsg)) ){
+      snprintf(zErr, nErr, "algorithm redis_cluster: node '%.*s': slots: %s",
+               (int)redis_master_name_len(m, k), redis_master_name(m, k),
+               zMsg);
+      return RING_INVALID;
+    }
+    if( f.clash>=0 ){
+      uint32_t j = aOwner[f.clash];
+      snprintf(zErr, nErr, "algorithm redis_cluster: slot %ld is served by "
+               "node '%.*s' and by node '%.*s': a slot has one master",
+               f.clash, (int)redis_master_name_len(m, j),
+               redis_master_name(m, j), (int)redis_master_name_len(m, k),
+               redis_master_name(m, k));
+      return RING_INVALID;
+    }
+  }
+  return RING_OK;
+}
+
+/* A live map: a point at the end of each run of slots with one owner. */
+static int redis_build_map(ring *r, const redis_masters *m, char *zErr,
+                           size_t nErr){
+  uint32_t *aOwner = ring_alloc(sizeof(uint32_t) * REDIS_SLOTS);
+  ring_point *aPoint = ring_alloc(sizeof(ring_point) * REDIS_SLOTS);
+  int rc = RING_NOMEM;
+  if( aOwner && aPoint ) rc = redis_map_fill(m, aOwner, zErr, nErr);
+  if( rc==RING_OK ){
+    uint32_t nPoint = 0;
+    for(uint32_t s=0; s<REDIS_SLOTS; s++){
+      if( s+1<REDIS_SLOTS && aOwner[s+1]==aOwner[s] ) continue;
+      uint32_t node = aOwner[s]==RING_UNOWNED ? RING_UNOWNED
+                                              : r->by_join[aOwner[s]];
+      aPoint[nPoint].pos = s;
+      aPoint[nPoint].node = node;
+      if( node!=RING_UNOWNED ) r->nodes[node].points++;
+      nPoint++;
+    }
+    rc = ring_points_set(r, aPoint, nPoint);
+  }
+  ring_dealloc(aOwner);
+  ring_dealloc(aPoint);
+  return rc;
+}
+
 static int redis_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   (void)prev;
   uint32_t n = r->n_nodes;
   if( n==0 ) return RING_OK;
+  redis_masters m = { r, NULL, n };
+  if( redis_is_map(&m) ) return redis_build_map(r, &m, zErr, nErr);
   uint32_t *aLast = ring_alloc(sizeof(uint32_t) * n);
   ring_point *aPoint = ring_alloc(sizeof(ring_point) * n);
   int rc = RING_NOMEM;
@@ -110,15 +305,19 @@ static int redis_build(ring *r, const ring *prev, char *zErr, size_t nErr){
   return rc;
 }
 
-/* A master's one point: the ring holds it; replica number 0. */
+/* A master's points (one per run of its slots), in slot order; replica
+** numbers from 0. */
 static uint32_t redis_node_positions(const ring *r, uint32_t n,
                                      uint64_t *aPos){
+  uint32_t j = 0;
   for(uint32_t k=0; k<r->n_points; k++){
-    if( r->owners[k]==n ) aPos[0] = r->positions[k];
+    if( r->owners[k]==n ) aPos[j++] = r->positions[k];
   }
   return 0;
 }
 
+/* One point per master; a live map makes one per run of slots, at most
+** 16384 in all whatever the count of nodes. */
 static int64_t redis_point_budget(const ring_config *cfg, double w){
   (void)cfg; (void)w;
   return 1;
@@ -141,19 +340,29 @@ static int redis_check_options(ring_config *cfg, unsigned set, char *zErr,
   return 0;
 }
 
-/* The commit check reads the node count. */
+/* The commit check reads every node: their slots make a map or not. */
 static unsigned redis_commit_needs(const ring_config *cfg){
   (void)cfg;
-  return RING_COMMIT_TOTALS;
+  return RING_COMMIT_NODES;
 }
 
 /* Counts whose split runs past the last slot are refused at commit, so a
-** transaction may pass through one on its way to another count. */
+** transaction may pass through one on its way to another count; so are
+** maps a build refuses (a master without slots among masters with them, a
+** slot two list), so a transaction may pass through those too. */
 static int redis_check_commit(const ring_config *cfg, const ring_commit *c,
                               char *zErr, size_t nErr){
   (void)cfg;
   uint32_t nAfter = c->n_nodes;
   if( nAfter==0 ) return RING_OK;
+  redis_masters m = { NULL, c->nodes, nAfter };
+  if( redis_is_map(&m) ){
+    uint32_t *aOwner = ring_alloc(sizeof(uint32_t) * REDIS_SLOTS);
+    if( aOwner==NULL ) return RING_NOMEM;
+    int rc = redis_map_fill(&m, aOwner, zErr, nErr);
+    ring_dealloc(aOwner);
+    return rc;
+  }
   uint32_t *aLast = ring_alloc(sizeof(uint32_t) * nAfter);
   if( aLast==NULL ) return RING_NOMEM;
   int bad = redis_split(nAfter, aLast);
@@ -165,8 +374,17 @@ static int redis_check_commit(const ring_config *cfg, const ring_commit *c,
   return RING_OK;
 }
 
+/* Not required, no example: without slots the ring is the fresh layout. */
+static const ring_column redis_columns[] = {
+  { .name = "slots", .about = "a master's slots as CLUSTER NODES lists "
+    "them: `0-5460 10923`; `''` for none" },
+  { .name = NULL }
+};
+
 const ring_algo algo_redis_cluster = {
   .name = "redis_cluster",
+  .columns = redis_columns,
+  .check_column = redis_check_column,
   .default_hash = HASH_CRC16,
   .units = RING_UNITS_POINTS,
   .unit_name = "points",
@@ -183,7 +401,7 @@ const ring_algo algo_redis_cluster = {
   .commit_needs = redis_commit_needs,
   .doc = {
     .summary = "the masters of a Redis Cluster made by `redis-cli --cluster "
-               "create`",
+               "create`, or of a live one (column `slots`)",
     .reproduces = "a Redis Cluster (`ch_keyslot`)",
     .cost = "O(1) (16384 slots in a few ranges)",
     .weights = "no (all 1)",
@@ -191,8 +409,10 @@ const ring_algo algo_redis_cluster = {
     .movement = "about half of the keys (the slot ranges shift, as a new "
                 "`redis-cli --cluster create` would make them)",
     .options = "none (`hash` is `crc16`, `hash_tag` is `{}`)",
-    .points = "one point per master, at the last slot of its range",
-    .arcs = "each master's range of slots",
+    .points = "one point per master, at the last slot of its range (with "
+              "`slots`: one per run of a master's slots)",
+    .arcs = "each master's range of slots (with `slots`: each run, node NULL "
+            "where no master serves)",
     .diff = "exact, ranges of slots",
     .replicas = "masters of the next ranges (not Redis replicas)",
   },

@@ -16,12 +16,12 @@
 extern const config_format config_nginx, config_haproxy, config_nutcracker,
                            config_envoy, config_libmemcached,
                            config_hashring, config_spymemcached,
-                           config_nodetool_ring;
+                           config_nodetool_ring, config_redis_nodes;
 
 static const config_format *const config_formats[] = {
   &config_nutcracker, &config_nginx, &config_haproxy, &config_envoy,
   &config_libmemcached, &config_spymemcached, &config_hashring,
-  &config_nodetool_ring, NULL
+  &config_nodetool_ring, &config_redis_nodes, NULL
 };
 
 const config_format *config_format_find(const char *zName){

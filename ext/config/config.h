@@ -39,6 +39,8 @@
 #define CONFIG_NOMEM  1
 #define CONFIG_ERROR  2                      /* the message says why */
 
+#define CONFIG_MAX_COLUMNS 3                 /* columns of one node */
+
 typedef struct config_node {
   char *name;
   double weight;

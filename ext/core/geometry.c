@@ -106,6 +106,13 @@ diff_kind ring_diff_kind(const ring *r){
   return ring_has_points(r) ? DIFF_BY_POINTS : DIFF_BY_RESIDUES;
 }
 
+/* Does a position owned by src (of a) and by dst (of b) change owner?
+** RING_UNOWNED on both sides does not. */
+static int diff_moves(const int64_t *aMap, uint32_t src, uint32_t dst){
+  if( src==RING_UNOWNED || dst==RING_UNOWNED ) return src!=dst;
+  return aMap[src]!=(int64_t)dst;
+}
+
 int64_t *diff_node_map(const ring *a, const ring *b){
   int64_t *aMap = ring_alloc(sizeof(int64_t) * (a->n_nodes + 1));
   if( aMap==NULL ) return NULL;
@@ -165,7 +172,7 @@ static int diff_merge(const ring *a, const ring *b, const int64_t *aMap,
     else u = a->positions[i]<b->positions[j] ? a->positions[i] : b->positions[j];
     uint32_t src = a->owners[i<a->n_points ? i : 0];
     uint32_t dst = b->owners[j<b->n_points ? j : 0];
-    int bMoves = aMap[src]!=(int64_t)dst;
+    int bMoves = diff_moves(aMap, src, dst);
     if( bRun && (!bMoves || src!=run.src || dst!=run.dst) ){
       run.e = prevEnd;
       if( bFirstOpen ){
@@ -238,7 +245,7 @@ int residue_diff_seek(residue_diff *d){
   for(; d->c<d->nClass; d->c++){
     d->src = ring_lookup(d->a, d->c);
     d->dst = ring_lookup(d->b, d->c);
-    if( d->aMap[d->src]!=(int64_t)d->dst ) return 1;
+    if( diff_moves(d->aMap, d->src, d->dst) ) return 1;
   }
   return 0;
 }
@@ -298,6 +305,8 @@ int replica_walk_start(replica_walk *w, const ring *r, uint64_t pos){
   if( w->aSeen==NULL ) return RING_NOMEM;
   memset(w->aSeen, 0, nSeen);
   w->k0 = ring_unit_of(r, pos);
+  /* A key no node owns has no replicas either. */
+  if( ring_unit_owner(r, w->k0)==RING_UNOWNED ) w->nListed = r->n_nodes;
   return RING_OK;
 }
 
@@ -312,6 +321,7 @@ int64_t replica_walk_next(replica_walk *w){
   for(; w->nStep<nUnit; w->nStep++){
     uint32_t k = w->k0 + w->nStep;
     uint32_t owner = ring_unit_owner(r, k>=nUnit ? k-nUnit : k);
+    if( owner==RING_UNOWNED ) continue;
     if( w->aSeen[owner/64] & ((uint64_t)1<<(owner%64)) ) continue;
     w->aSeen[owner/64] |= (uint64_t)1<<(owner%64);
     w->nListed++;

@@ -59,6 +59,7 @@ void ring_config_default(ring_config *cfg){
   cfg->vnodes = 160;
   cfg->seed = 0;
   memset(cfg->hash_tag, 0, sizeof(cfg->hash_tag));
+  cfg->no_columns = 0;
   options_set_algorithm(cfg, ring_algos[0]);
 }
 
@@ -188,7 +189,7 @@ const char *ring_check_name(const char *z, size_t n){
 
 unsigned ring_columns(const ring_config *cfg){
   unsigned n = 0;
-  const ring_column *c = cfg->algo->columns;
+  const ring_column *c = cfg->no_columns ? NULL : cfg->algo->columns;
   while( c && c[n].name ) n++;
   return n;
 }
@@ -339,6 +340,7 @@ static int compute_shares(ring *r){
     uint32_t m = r->n_units;
     unsigned __int128 q = total / m, rem = total % m;
     for(uint32_t s=0; s<m; s++){
+      if( r->unit_owners[s]==RING_UNOWNED ) continue;
       owned_count *c = &aOwned[r->unit_owners[s]];
       unsigned __int128 v = q + (s<rem);     /* 2^64 itself when m is 1 */
       owned_add(c, (uint64_t)v);
@@ -349,10 +351,13 @@ static int compute_shares(ring *r){
     uint32_t last = r->n_points-1;
     uint64_t top = (uint64_t)(total - 1);    /* the largest position */
     /* Point 0: 2^b - pos[last] + pos[0], added in parts that fit. */
-    owned_add(&aOwned[r->owners[0]], pos[0]);
-    owned_add(&aOwned[r->owners[0]], top - pos[last]);
-    owned_add(&aOwned[r->owners[0]], 1);
+    if( r->owners[0]!=RING_UNOWNED ){
+      owned_add(&aOwned[r->owners[0]], pos[0]);
+      owned_add(&aOwned[r->owners[0]], top - pos[last]);
+      owned_add(&aOwned[r->owners[0]], 1);
+    }
     for(uint32_t k=1; k<r->n_points; k++){
+      if( r->owners[k]==RING_UNOWNED ) continue;
       owned_add(&aOwned[r->owners[k]], pos[k] - pos[k-1]);
     }
   }

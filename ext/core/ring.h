@@ -66,6 +66,9 @@ typedef struct ring_config {
     uint64_t align;
     unsigned char bytes[RING_OWN_CONFIG_BYTES];
   } own;
+  int no_columns;          /* 1: a ring table made before its algorithm had
+                           ** columns (format 1: redis_cluster's before
+                           ** slots), whose nodes have none */
 } ring_config;
 
 /* One node of a built ring. */
@@ -291,9 +294,16 @@ void ring_retain(ring *r);
 void ring_release(ring *r);
 
 /*
-** The index in r->nodes of the node that owns key position pos.
-** The ring must have at least one node, and its algorithm no key_lookup
-** (algo.h: its keys have no one position).
+** The owner of a unit no node owns: a live Redis Cluster map's slots that
+** no master serves. ring_lookup and ring_unit_owner give it for them, and
+** the functions answer NULL there (no node).
+*/
+#define RING_UNOWNED UINT32_MAX
+
+/*
+** The index in r->nodes of the node that owns key position pos, or
+** RING_UNOWNED. The ring must have at least one node, and its algorithm
+** no key_lookup (algo.h: its keys have no one position).
 */
 uint32_t ring_lookup(const ring *r, uint64_t pos);
 

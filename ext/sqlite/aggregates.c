@@ -151,10 +151,11 @@ static void aggregate_ring_clear(aggregate_ring *a){
   ring_release(a->ring);
 }
 
-/* Place key v on r (not empty): the owner's index, or -1 for a NULL key. */
+/* Place key v on r (not empty): the owner's index, or -1 for a NULL key
+** and where no node owns it. */
 static int64_t owner_index(const ring *r, sqlite3_value *v){
   uint32_t owner;
-  if( !value_owner(v, r, &owner) ) return -1;
+  if( !value_owner(v, r, &owner) || owner==RING_UNOWNED ) return -1;
   return (int64_t)owner;
 }
 
@@ -254,6 +255,7 @@ static int64_t *same_nodes(const ring *rOld, const ring *rNew){
     }
     a[i] = (j<rNew->n_nodes && c==0) ? (int64_t)j : -1;
   }
+  a[rOld->n_nodes] = rNew->n_nodes;          /* no owner stays no owner */
   return a;
 }
 
@@ -329,16 +331,28 @@ static void flows_step(sqlite3_context *ctx, int argc, sqlite3_value **argv){
                     : "the new ring is empty (it has no nodes)");
     return;
   }
-  uint32_t src, dst;
-  if( !value_owners(argv[0], rOld, rNew, &src, &dst) ){
+  uint32_t iOld, iNew;
+  if( !value_owners(argv[0], rOld, rNew, &iOld, &iNew) ){
     f->bError = 0;                  /* no owner on one ring: not counted */
     return;
   }
+  /* Where no node owns the key: index n_nodes, written as null. */
+  int64_t src = iOld==RING_UNOWNED ? rOld->n_nodes : iOld;
+  int64_t dst = iNew==RING_UNOWNED ? rNew->n_nodes : iNew;
   if( f->aSame[src]!=dst && !flows_add(f, src, dst) ){
     sqlite3_result_error_nomem(ctx);
     return;
   }
   f->bError = 0;
+}
+
+/* Node i of r as a JSON string, or null for n_nodes (no owner). */
+static void flow_append_node(sqlite3_str *s, const ring *r, int64_t i){
+  if( i==(int64_t)r->n_nodes ){
+    sqlite3_str_appendall(s, "null");
+  }else{
+    json_append_name(s, r->nodes[i].name, r->nodes[i].name_len);
+  }
 }
 
 static int flow_cmp(const void *a, const void *b){
@@ -362,13 +376,11 @@ static void flows_final(sqlite3_context *ctx){
     sqlite3_str *s = sqlite3_str_new(NULL);
     sqlite3_str_appendchar(s, 1, '[');
     for(uint64_t i=0; i<n; i++){
-      const ring_node *a = &rOld->nodes[f->aFlow[i].src];
-      const ring_node *b = &rNew->nodes[f->aFlow[i].dst];
       if( i>0 ) sqlite3_str_appendchar(s, 1, ',');
       sqlite3_str_appendchar(s, 1, '[');
-      json_append_name(s, a->name, a->name_len);
+      flow_append_node(s, rOld, f->aFlow[i].src);
       sqlite3_str_appendchar(s, 1, ',');
-      json_append_name(s, b->name, b->name_len);
+      flow_append_node(s, rNew, f->aFlow[i].dst);
       sqlite3_str_appendf(s, ",%llu]", (unsigned long long)f->aFlow[i].keys);
     }
     sqlite3_str_appendchar(s, 1, ']');

@@ -236,7 +236,7 @@ static void check_config(check_state *k){
       bOptionsOk = 0;
     }
   }
-  if( bOptionsOk && bFormatOk && format!=store_format(&k->config) ){
+  if( bOptionsOk && bFormatOk && !store_format_fits(&k->config, format) ){
     check_problem(k, "%s_config: format is integer '%lld', not %d (the "
                   "format this chash reads%s%s%s)", k->zName,
                   (long long)format, store_format(&k->config),

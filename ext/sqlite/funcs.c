@@ -33,11 +33,17 @@ static void error_empty(sqlite3_context *ctx, const char *zFunc,
   sqlite3_free(zRing);
 }
 
-/* The node that owns v on r, or NULL for a NULL key. r is not empty. */
+/* Node i of r, or NULL for RING_UNOWNED (a slot no master serves). */
+static const ring_node *node_of(const ring *r, uint32_t i){
+  return i==RING_UNOWNED ? NULL : &r->nodes[i];
+}
+
+/* The node that owns v on r, or NULL for a NULL key and where no node
+** owns it. r is not empty. */
 static const ring_node *owner_of(const ring *r, sqlite3_value *v){
   uint32_t owner;
   if( !value_owner(v, r, &owner) ) return NULL;
-  return &r->nodes[owner];
+  return node_of(r, owner);
 }
 
 /* ch_locate(key [, ring]) */
@@ -76,10 +82,12 @@ static void moved_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   if( !value_owners(argv[0], rOld, rNew, &src, &dst) ){
     return;                         /* no owner on one ring or the other */
   }
-  const ring_node *a = &rOld->nodes[src];
-  const ring_node *b = &rNew->nodes[dst];
-  int bMoved = a->name_len!=b->name_len
-            || memcmp(a->name, b->name, a->name_len)!=0;
+  /* No owner (NULL) to no owner is no move; to or from a node is. */
+  const ring_node *a = node_of(rOld, src);
+  const ring_node *b = node_of(rNew, dst);
+  int bMoved = a==NULL || b==NULL ? a!=b
+             : a->name_len!=b->name_len
+               || memcmp(a->name, b->name, a->name_len)!=0;
   sqlite3_result_int(ctx, bMoved);
 }
 

@@ -90,6 +90,12 @@ typedef struct store_info {
 ** CHASH_FORMAT_COLUMNS when its algorithm has columns. */
 int store_format(const ring_config *cfg);
 
+/* Does a table of cfg stored in this format fit cfg? Format 1 for an
+** algorithm that has columns is a table made before it had them (a
+** redis_cluster table before slots): it fits, with cfg->no_columns set, so
+** the table keeps its columns and format. */
+int store_format_fits(ring_config *cfg, int64_t format);
+
 /*
 ** The algorithm's columns as a piece of SQL, one item per column, each
 ** after ", ": their names ("tokens"), typed ("tokens" TEXT), their

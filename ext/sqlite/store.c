@@ -87,6 +87,19 @@ int store_format(const ring_config *cfg){
   return ring_columns(cfg) ? CHASH_FORMAT_COLUMNS : CHASH_FORMAT;
 }
 
+int store_format_fits(ring_config *cfg, int64_t format){
+  /* Only optional columns can have come after the table: a ring of an
+  ** algorithm with a required one (cassandra's tokens) was never format 1. */
+  int bRequired = 0;
+  for(unsigned i=0; i<ring_columns(cfg); i++){
+    bRequired |= cfg->algo->columns[i].required;
+  }
+  if( format==CHASH_FORMAT && ring_columns(cfg) && !bRequired ){
+    cfg->no_columns = 1;
+  }
+  return format==store_format(cfg);
+}
+
 char *store_column_sql(const ring_config *cfg, store_columns_as eAs){
   unsigned n = ring_columns(cfg);
   /* sqlite3_str_finish may give NULL for an empty text. */
@@ -377,7 +390,7 @@ int store_read_info(sqlite3 *db, const char *zSchema, const char *zName,
       rc = SQLITE_CORRUPT_VTAB;
     }else if( options_load(&pInfo->config, &given, zMsg, sizeof(zMsg)) ){
       rc = SQLITE_CORRUPT_VTAB;
-    }else if( format!=store_format(&pInfo->config) ){
+    }else if( !store_format_fits(&pInfo->config, format) ){
       char zList[100];
       if( ring_columns(&pInfo->config) ){
         snprintf(zMsg, sizeof(zMsg), "unsupported format %lld (this chash "

@@ -65,6 +65,7 @@ int64_t tvf_node_arg(const ring *r, sqlite3_value *v){
 }
 
 void tvf_node_result(sqlite3_context *ctx, const ring *r, uint32_t i){
+  if( i==RING_UNOWNED ) return;              /* NULL: no node */
   sqlite3_result_text(ctx, r->nodes[i].name, (int)r->nodes[i].name_len,
                       SQLITE_TRANSIENT);
 }

@@ -136,7 +136,10 @@ static int points_best_index(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo){
 
 /* Skip to the next unit of the wanted node (from c->k on). */
 static void points_settle(units_cursor *c){
-  while( c->k<c->nUnit && !unit_wanted(c, c->k) ) c->k++;
+  /* A unit no node owns (a slot map's gap) is no node's point; ch_arcs
+  ** lists it with node NULL. */
+  while( c->k<c->nUnit && (!unit_wanted(c, c->k)
+         || ring_unit_owner(c->base.ring, c->k)==RING_UNOWNED) ) c->k++;
   c->base.bEof = c->k>=c->nUnit;
 }
 

@@ -743,7 +743,7 @@ static uint64_t rnd(void){
 static volatile uint32_t sink;
 
 static ring_input *make_inputs(int n){
-  ring_input *a = malloc(sizeof(ring_input) * n);
+  ring_input *a = calloc((size_t)n, sizeof(ring_input));  /* no columns */
   for(int i=0; i<n; i++){
     char *z = malloc(16);
     a[i].name_len = (uint32_t)snprintf(z, 16, "node-%06d", i);
@@ -889,7 +889,7 @@ typedef struct ketama_ring {
 ** the default port by its host alone, and so does chash's node name. */
 static void ketama_ring_open(ketama_ring *k, int nServer){
   k->nServer = nServer;
-  ring_input *aIn = malloc(sizeof(ring_input) * nServer);
+  ring_input *aIn = calloc((size_t)nServer, sizeof(ring_input));
   memcached_server_list_st list = NULL;
   for(int i=0; i<nServer; i++){
     char *z = malloc(32);

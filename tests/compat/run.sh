@@ -59,6 +59,9 @@ timeout 300 /usr/bin/python3 tests/compat/ownring.py java ./chash.so build/compa
 
 # redis_cluster, ch_keyslot and hash_tag: redis-server, redis-cli, nutcracker
 timeout 300 /usr/bin/python3 tests/compat/redis_compat.py ./chash.so
+# a live Redis Cluster's map (CLUSTER NODES) after reshard, add-node,
+# rebalance and a failover, on real redis-server clusters
+timeout 300 /usr/bin/python3 tests/compat/redis_live.py ./chash.so
 
 # kafka and guava: npm kafkajs 2.x (into build/compat/npm), Debian's
 # librdkafka-dev (a small C program) and libguava-java (a small Java

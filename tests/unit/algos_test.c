@@ -30,6 +30,7 @@ uint32_t guava_bucket(uint64_t input, uint32_t buckets);
 static ring *build_config(const ring_config *cfg, const char *const *names,
                           const double *weights, uint32_t n){
   ring_input in[16];
+  memset(in, 0, sizeof(in));               /* no column values */
   for(uint32_t i=0; i<n; i++){
     in[i].name = names[i];
     in[i].name_len = (uint32_t)strlen(names[i]);

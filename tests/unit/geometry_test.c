@@ -46,6 +46,7 @@ static ring *build(const char *zAlgo, hash_id h, int vnodes, uint32_t table,
     unit_set_option(&cfg, "table", zTable);
   }
   ring_input in[16];
+  memset(in, 0, sizeof(in));               /* no column values */
   for(uint32_t i=0; i<n; i++){
     in[i].name = azName[i];
     in[i].name_len = (uint32_t)strlen(azName[i]);

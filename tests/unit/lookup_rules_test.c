@@ -78,6 +78,7 @@ static ring *build_abc(const ring_algo *alg, const made_point *a, uint32_t n,
   cfg.algo = alg;
   cfg.hash = HASH_CRC16;
   ring_input in[3];
+  memset(in, 0, sizeof(in));               /* no column values */
   for(uint32_t i=0; i<3; i++){
     in[i].name = azName[i];
     in[i].name_len = 1;

@@ -178,6 +178,7 @@ static void check_same(const ring *a, const ring *b, const char *zWhat){
 static uint32_t pool_inputs(int nPool, char azName[][48], const int *aIn,
                             const uint64_t *aJoined, uint64_t nJoin,
                             const double *aW, ring_input *aInput){
+  memset(aInput, 0, sizeof(ring_input) * (size_t)nPool);  /* no columns */
   uint32_t n = 0;
   for(uint64_t j=1; j<=nJoin; j++){
     for(int i=0; i<nPool; i++){

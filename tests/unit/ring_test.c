@@ -27,6 +27,7 @@
 static ring *build(const ring_config *cfg, const char **azName, int n,
                    char *zErr, size_t nErr){
   ring_input aIn[16];
+  memset(aIn, 0, sizeof(aIn));             /* no column values */
   for(int i=0; i<n; i++){
     aIn[i].name = azName[i];
     aIn[i].name_len = (uint32_t)strlen(azName[i]);
