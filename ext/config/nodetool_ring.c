@@ -25,7 +25,7 @@
 
 #include "config.h"
 
-enum { COL_TOKENS, COL_DC, COL_RACK };   /* cassandra's columns */
+enum { NT_TOKENS, NT_DC, NT_RACK };   /* cassandra's columns */
 
 #define NODETOOL_MAX_WORDS 16
 
@@ -68,7 +68,7 @@ static int word_is(const word *w, const char *z){
 ** (then the pool's refusal or f->nomem says so). */
 static int add_token(config_file *f, config_pool *p, config_node *x,
                      const word *t, int line){
-  size_t nOld = x->columns[COL_TOKENS] ? strlen(x->columns[COL_TOKENS]) : 0;
+  size_t nOld = x->columns[NT_TOKENS] ? strlen(x->columns[NT_TOKENS]) : 0;
   if( nOld + 1 + t->n > RING_MAX_COLUMN_TEXT ){
     config_refuse(f, p, "line %d: node %s has more tokens than chash holds "
                   "(%d bytes of them)", line, x->name, RING_MAX_COLUMN_TEXT);
@@ -77,13 +77,13 @@ static int add_token(config_file *f, config_pool *p, config_node *x,
   char *z = ring_alloc(nOld + 1 + t->n + 1);
   if( z==NULL ){ f->nomem = 1; return 1; }
   if( nOld ){
-    memcpy(z, x->columns[COL_TOKENS], nOld);
+    memcpy(z, x->columns[NT_TOKENS], nOld);
     z[nOld++] = ' ';
   }
   memcpy(z+nOld, t->z, t->n);
   z[nOld + t->n] = 0;
-  ring_dealloc(x->columns[COL_TOKENS]);
-  x->columns[COL_TOKENS] = z;
+  ring_dealloc(x->columns[NT_TOKENS]);
+  x->columns[NT_TOKENS] = z;
   return 0;
 }
 
@@ -121,17 +121,17 @@ static void read_row(config_file *f, config_pool *p, const word *a, int nWord,
       return;
     }
     x = &p->nodes[p->n_nodes-1];
-    if( config_node_column(f, p, COL_DC, zDc, nDc)
-     || config_node_column(f, p, COL_RACK, rack->z, rack->n) ){
+    if( config_node_column(f, p, NT_DC, zDc, nDc)
+     || config_node_column(f, p, NT_RACK, rack->z, rack->n) ){
       return;
     }
-  }else if( strlen(x->columns[COL_DC])!=nDc
-         || memcmp(x->columns[COL_DC], zDc, nDc)!=0
-         || strlen(x->columns[COL_RACK])!=rack->n
-         || memcmp(x->columns[COL_RACK], rack->z, rack->n)!=0 ){
+  }else if( strlen(x->columns[NT_DC])!=nDc
+         || memcmp(x->columns[NT_DC], zDc, nDc)!=0
+         || strlen(x->columns[NT_RACK])!=rack->n
+         || memcmp(x->columns[NT_RACK], rack->z, rack->n)!=0 ){
     config_refuse(f, p, "line %d: node %s is listed in DC %s rack %s "
                   "before, here in DC %.*s rack %.*s", line, x->name,
-                  x->columns[COL_DC], x->columns[COL_RACK], (int)nDc, zDc,
+                  x->columns[NT_DC], x->columns[NT_RACK], (int)nDc, zDc,
                   (int)rack->n, rack->z);
     return;
   }
@@ -195,8 +195,8 @@ static int nodetool_ring_write(const config_pool *p, char **pzOut, char *zErr,
   for(uint32_t k=0; k<p->n_nodes; k++){
     const config_node *x = &p->nodes[k];
     const char *zBad = strpbrk(x->name, " \t\r\n") ? x->name
-                     : strpbrk(x->columns[COL_RACK], " \t\r\n") ? x->columns[COL_RACK]
-                     : strpbrk(x->columns[COL_DC], " \t\r\n") ? x->columns[COL_DC]
+                     : strpbrk(x->columns[NT_RACK], " \t\r\n") ? x->columns[NT_RACK]
+                     : strpbrk(x->columns[NT_DC], " \t\r\n") ? x->columns[NT_DC]
                      : NULL;
     if( zBad ){
       snprintf(zErr, nErr, "'%.100s' holds a space, which a nodetool ring "
@@ -205,25 +205,25 @@ static int nodetool_ring_write(const config_pool *p, char **pzOut, char *zErr,
     }
   }
   for(uint32_t d=0; d<p->n_nodes; d++){
-    const char *zDc = p->nodes[d].columns[COL_DC];
+    const char *zDc = p->nodes[d].columns[NT_DC];
     int bFirst = 1;
     for(uint32_t e=0; e<d && bFirst; e++){
-      bFirst = strcmp(p->nodes[e].columns[COL_DC], zDc)!=0;
+      bFirst = strcmp(p->nodes[e].columns[NT_DC], zDc)!=0;
     }
     if( !bFirst ) continue;
     config_buf_printf(&b, "Datacenter: %s\n==========\n"
                       "Address  Rack  Status State   Load  Owns  Token\n", zDc);
     for(uint32_t k=d; k<p->n_nodes; k++){
       const config_node *x = &p->nodes[k];
-      if( strcmp(x->columns[COL_DC], zDc)!=0 ) continue;
-      const char *zTok = x->columns[COL_TOKENS];
+      if( strcmp(x->columns[NT_DC], zDc)!=0 ) continue;
+      const char *zTok = x->columns[NT_TOKENS];
       while( *zTok ){
         size_t nSep = strspn(zTok, ", \t\r\n");
         zTok += nSep;
         size_t nTok = strcspn(zTok, ", \t\r\n");
         if( nTok ){
           config_buf_printf(&b, "%s  %s  Up     Normal  ?  ?  %.*s\n",
-                            x->name, x->columns[COL_RACK], (int)nTok, zTok);
+                            x->name, x->columns[NT_RACK], (int)nTok, zTok);
         }
         zTok += nTok;
       }

@@ -36,12 +36,12 @@
 #include "config.h"
 #include "hash.h"
 
-#define REDIS_SLOTS 16384
+#define NODES_SLOT_COUNT 16384
 #define REDIS_ID 40                          /* hex digits of a node id */
-#define REDIS_SLOTS_COLUMN 0                 /* redis_cluster's column slots */
+#define NODES_SLOTS_COLUMN 0                 /* redis_cluster's column slots */
 
 /* The words of one line. */
-#define REDIS_MAX_WORDS (8 + REDIS_SLOTS)
+#define REDIS_MAX_WORDS (8 + NODES_SLOT_COUNT)
 
 typedef struct redis_word {
   const char *z;
@@ -148,7 +148,7 @@ static const char *redis_slot_range(const redis_word *w, long *pFirst,
   if( *pFirst<0 || *pLast<0 ){
     return "not a slot, a range first-last or a migration";
   }
-  if( *pLast>=REDIS_SLOTS ) return "outside slots 0..16383";
+  if( *pLast>=NODES_SLOT_COUNT ) return "outside slots 0..16383";
   if( *pFirst>*pLast ) return "a range that runs backwards";
   return NULL;
 }
@@ -165,7 +165,7 @@ static int redis_migration(const redis_word *w){
 }
 
 /* The slots of the master now last in r->aMaster, from its words. */
-static void redis_master_slots(redis_reader *r, int line){
+static void nodes_master_slots(redis_reader *r, int line){
   uint32_t me = (uint32_t)r->nMaster;
   for(int i=8; i<r->nWord && !r->p->refusal; i++){
     const redis_word *w = &r->aWord[i];
@@ -271,7 +271,7 @@ static void redis_line(redis_reader *r, int line){
   redis_master *m = &r->aMaster[r->nMaster++];
   snprintf(m->zName, sizeof(m->zName), "%.*s", (int)at, a->z);
   m->line = line;
-  redis_master_slots(r, line);
+  nodes_master_slots(r, line);
 }
 
 /* Each master's slots as CLUSTER NODES writes them, then the nodes. */
@@ -279,10 +279,10 @@ static void redis_nodes_add(redis_reader *r){
   config_buf *aBuf = ring_alloc(sizeof(config_buf)*(size_t)r->nMaster);
   if( aBuf==NULL ){ r->f->nomem = 1; return; }
   memset(aBuf, 0, sizeof(config_buf)*(size_t)r->nMaster);
-  for(long s=0; s<REDIS_SLOTS; ){
+  for(long s=0; s<NODES_SLOT_COUNT; ){
     uint32_t k = r->aOwner[s];
     long e = s;
-    while( e+1<REDIS_SLOTS && r->aOwner[e+1]==k ) e++;
+    while( e+1<NODES_SLOT_COUNT && r->aOwner[e+1]==k ) e++;
     if( k ){
       config_buf *b = &aBuf[k-1];
       if( s==e ) config_buf_printf(b, "%s%ld", b->n ? " " : "", s);
@@ -295,7 +295,7 @@ static void redis_nodes_add(redis_reader *r){
     const redis_master *m = &r->aMaster[k];
     if( config_node_add(r->f, r->p, m->zName, strlen(m->zName), 1.0,
                         m->line) ) break;
-    if( config_node_column(r->f, r->p, REDIS_SLOTS_COLUMN,
+    if( config_node_column(r->f, r->p, NODES_SLOTS_COLUMN,
                            aBuf[k].z ? aBuf[k].z : "", aBuf[k].n) ) break;
   }
   for(int k=0; k<r->nMaster; k++) ring_dealloc(aBuf[k].z);
@@ -314,12 +314,12 @@ static void redis_nodes_read(const char *z, size_t n, config_file *f){
   if( r.p==NULL ) return;
   r.p->algorithm = "redis_cluster";
   r.aWord = ring_alloc(sizeof(redis_word)*REDIS_MAX_WORDS);
-  r.aOwner = ring_alloc(sizeof(uint32_t)*REDIS_SLOTS);
+  r.aOwner = ring_alloc(sizeof(uint32_t)*NODES_SLOT_COUNT);
   if( r.aWord==NULL || r.aOwner==NULL ){
     f->nomem = 1;
     goto done;
   }
-  memset(r.aOwner, 0, sizeof(uint32_t)*REDIS_SLOTS);
+  memset(r.aOwner, 0, sizeof(uint32_t)*NODES_SLOT_COUNT);
   int line = 0;
   size_t i = 0;
   while( i<n && !r.p->refusal && !f->nomem ){
@@ -370,7 +370,7 @@ static int redis_nodes_write(const config_pool *p, char **pzOut, char *zErr,
   config_buf b = {0};
   for(uint32_t k=0; k<p->n_nodes && !b.nomem; k++){
     const char *zNode = p->nodes[k].name;
-    const char *zSlots = p->nodes[k].columns[REDIS_SLOTS_COLUMN];
+    const char *zSlots = p->nodes[k].columns[NODES_SLOTS_COLUMN];
     const char *zColon = strrchr(zNode, ':');
     long port = zColon ? config_number(zColon+1, strlen(zColon+1)) : -1;
     if( zColon==NULL || zColon==zNode || port<1 || port>65535
