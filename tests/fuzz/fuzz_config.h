@@ -5,8 +5,8 @@
 ** fuzz_redis_nodes.c, fuzz_dalli.c, fuzz_pymemcache.c) share. The input is
 ** a configuration text of format FUZZ_FORMAT, read by ch_config with no
 ** pool name and with the name "a"; a spec it gives is placed on
-** (ch_locate) and written back (ch_export), and the text written must read back as the
-** same spec: an input where it does not is a crash.
+** (ch_locate) and written back (ch_export), and the text written must
+** read back as the same spec: an input where it does not is a crash.
 */
 #include "fuzz.h"
 
