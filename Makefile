@@ -339,7 +339,8 @@ test-hard: $(LOADABLE) build/runner build/concurrency build/crash
 # second for long runs; `make fuzz-replay` then runs every corpus entry
 # found through the ASan+UBSan build.
 FUZZ_TARGETS = options spec keys dml corrupt nginx haproxy nutcracker envoy \
-               libmemcached spymemcached hashring nodetool_ring redis_nodes
+               libmemcached spymemcached hashring nodetool_ring redis_nodes \
+               dalli pymemcache
 FUZZ_SECONDS ?= 60
 FUZZ_SANITIZE ?= address,undefined
 FUZZ_OPT = $(if $(findstring address,$(FUZZ_SANITIZE)),-O1,-O2)

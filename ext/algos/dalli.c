@@ -40,13 +40,13 @@
 #include <string.h>
 
 #include "algo.h"
+#include "dalli.h"
 #include "options.h"
 
 #define DALLI_POINTS_PER_SERVER 160
 #define DALLI_PREFIX_CHARS      212  /* kept of a long key; +1 with a
                                      ** namespace, as Dalli does */
 #define DALLI_MAX_NAMESPACE     100  /* bytes */
-#define DALLI_NAME_MAX (RING_MAX_NAME + 40)  /* host, port, a point index */
 
 /* Its own option: namespace ("" for none). */
 typedef struct dalli_config {
@@ -108,13 +108,9 @@ static size_t dalli_port(const char *z, size_t n, char *zOut){
   return (size_t)snprintf(zOut, 24, "%llu", (unsigned long long)v);
 }
 
-/*
-** The name Dalli hashes for a server string (the rule at the top of this
-** file, which is Dalli's pattern `\A(\[([\h:]+)\]|[^:]+)(:port)?` without
-** its weight part), into zOut (DALLI_NAME_MAX bytes). Its length, or 0 if
-** Dalli would not take the string so.
-*/
-static size_t dalli_server_name(const char *z, size_t n, char *zOut){
+/* The rule at the top of this file (dalli.h), which is Dalli's pattern
+** `\A(\[([\h:]+)\]|[^:]+)(:port)?` without its weight part. */
+size_t dalli_server_name(const char *z, size_t n, char *zOut){
   const char *zHost = NULL, *zRest = NULL;
   size_t nHost = 0, nRest = 0;
   if( z[0]=='[' ){

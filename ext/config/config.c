@@ -16,12 +16,14 @@
 extern const config_format config_nginx, config_haproxy, config_nutcracker,
                            config_envoy, config_libmemcached,
                            config_hashring, config_spymemcached,
-                           config_nodetool_ring, config_redis_nodes;
+                           config_nodetool_ring, config_redis_nodes,
+                           config_dalli, config_pymemcache;
 
 static const config_format *const config_formats[] = {
   &config_nutcracker, &config_nginx, &config_haproxy, &config_envoy,
   &config_libmemcached, &config_spymemcached, &config_hashring,
-  &config_nodetool_ring, &config_redis_nodes, NULL
+  &config_nodetool_ring, &config_redis_nodes, &config_dalli,
+  &config_pymemcache, NULL
 };
 
 const config_format *config_format_find(const char *zName){

@@ -5,6 +5,12 @@ its keys, and wrong variants of the rule (the earlier server winning a
 shared point, the first point at or above the key, no default port, no
 shortening of long keys) must each disagree somewhere they should.
 
+The server strings of the configurations without a namespace are also
+given as the one comma-separated text Dalli takes (Dalli::Client.new's
+string, ENV['MEMCACHE_SERVERS']) to Dalli and to ch_config('dalli', ...),
+with an empty item Dalli drops; ch_locate over that spec must agree with
+Dalli on every key, and so must Dalli given ch_export's text of the spec.
+
 Run: /usr/bin/python3 tests/compat/dalli.py ./chash.so
 """
 import os
@@ -119,6 +125,37 @@ def run_chash(db, servers, namespace, ks):
             for k in ks]
 
 
+def run_chash_text(db, text, ks):
+    """ch_locate over ch_config('dalli', text), and ch_export's text of
+    that spec."""
+    spec = db.execute("SELECT ch_config('dalli', ?)", (text,)).fetchone()[0]
+    names = [m.server_name(db.execute('SELECT ch_locate(?, ?)', (k, spec)).fetchone()[0].encode())
+             for k in ks]
+    return names, db.execute("SELECT ch_export(?, 'dalli')", (spec,)).fetchone()[0]
+
+
+def check_texts(db):
+    """The configurations as one server string, read by Dalli and by
+    ch_config; the exported string read by Dalli. The number of failures."""
+    failed = 0
+    ks = keys()
+    for label, namespace, servers in CONFIGS:
+        if namespace is not None:
+            continue
+        text = b','.join(dalli_string(s, w) for s, w in servers).decode()
+        text = text.replace(',', ',,', 1) + '\n'    # an empty item; a file's line end
+        real = run_dalli([(text.rstrip('\n').encode(), 1)], None, ks)
+        chash, exported = run_chash_text(db, text, ks)
+        real_exported = run_dalli([(exported.encode(), 1)], None, ks)
+        ok = compatkit.agreement(ks, chash, real, 'ch_config')
+        ok_exported = compatkit.agreement(ks, chash, real_exported, 'ch_export')
+        print('dalli text %-27s %d keys: ch_config %d, Dalli on ch_export %d agree'
+              % (label, len(ks), ok, ok_exported))
+        if ok != len(ks) or ok_exported != len(ks):
+            failed += 1
+    return failed
+
+
 def model_names(ring, ks):
     return [m.server_name(ring.locate(k)) for k in ks]
 
@@ -148,6 +185,7 @@ def main():
         }
         for name, ring in variants.items():
             wrong[name] += sum(1 for a, b in zip(model_names(ring, ks), real) if a != b)
+    failed += check_texts(db)
     for name, n in wrong.items():
         print('dalli wrong variant (%s): %d disagreements' % (name, n))
         if n == 0:

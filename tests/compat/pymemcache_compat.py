@@ -17,11 +17,18 @@ The servers are also given to a real HashClient as Django's LOCATION
 gives them (strings "host:port", a "unix:" path), to check that the names
 HashClient hashes are the ones chash's ring is given.
 
+Server lists as text (Django's LOCATION string, servers between ',' and
+';', and a server per line) are given to HashClient as Django splits them
+and to ch_config('pymemcache', ...): ch_locate over the spec must agree
+with the client's hasher on every key, and so must a HashClient given
+ch_export's text of the spec.
+
 Each check is shown able to fail: hashing the UTF-8 bytes of
 "<server>-<key>" (not one byte per character) and giving a tie to the
 smaller name must each disagree with the library somewhere.
 """
 import os
+import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -86,9 +93,50 @@ def check_hash_client():
     return got == want
 
 
+TEXTS = [
+    ('a LOCATION string', '10.0.0.1:11211;10.0.0.2,unix:/run/memcached.sock,cache-b:11212'),
+    ('IPv6, a port with a leading 0', '[::1]:11211,[fe80::1],::2:11213;10.0.0.5:011211'),
+    ('10 addresses', ';'.join(addresses(10))),
+    ('a server per line', 'm\u00e9moire:11211\n/run/a.sock\n\ncache1\ncache2:11300\n'),
+]
+
+
+def location(text):
+    """The servers HashClient is given: Django splits a LOCATION string on
+    ',' and ';'; a text of lines, a server per line."""
+    if '\n' in text:
+        return [line for line in text.splitlines() if line]
+    return re.split('[;,]', text)
+
+
+def hash_client_owners(servers, keys):
+    hasher = HashClient(servers, allow_unicode_keys=True).hasher
+    return [hasher.get_node(k) for k in keys]
+
+
+def check_texts(db):
+    """Each text read by HashClient and by ch_config, and ch_export's text
+    read by HashClient. The number of texts that disagree."""
+    bad = 0
+    for title, text in TEXTS:
+        keys = make_keys(title, ())
+        spec = db.execute("SELECT ch_config('pymemcache', ?)", (text,)).fetchone()[0]
+        exported = db.execute("SELECT ch_export(?, 'pymemcache')", (spec,)).fetchone()[0]
+        mine = [db.execute('SELECT ch_locate(?, ?)', (k, spec)).fetchone()[0] for k in keys]
+        ok = compatkit.agreement(keys, hash_client_owners(location(text), keys), mine,
+                                 'ch_config')
+        ok_exported = compatkit.agreement(keys, hash_client_owners(location(exported), keys),
+                                          mine, 'ch_export')
+        print('pymemcache text %-30s %d keys: ch_config %d, HashClient on ch_export %d agree'
+              % (title, len(keys), ok, ok_exported))
+        bad += ok != len(keys) or ok_exported != len(keys)
+    return bad
+
+
 def main():
     db = compatkit.chash_db(sys.argv[1])
     bad = 0 if check_hash_client() else 1
+    bad += check_texts(db)
     total = 0
     utf8_differs = smaller_differs = False
     for title, servers, extra in configs():
