@@ -165,6 +165,18 @@ static void nodetool_ring_read(const char *z, size_t n, config_file *f){
         config_fail(f, "line %d: 'Datacenter:' takes one name", line);
         return;
       }
+      int bSame = zDc && nDc==a[1].n && memcmp(zDc, a[1].z, nDc)==0;
+      for(uint32_t k=0; k<p->n_nodes && !bSame; k++){
+        const char *zSeen = p->nodes[k].columns[NT_DC];
+        if( zSeen && strlen(zSeen)==a[1].n
+            && memcmp(zSeen, a[1].z, a[1].n)==0 ){
+          /* Its nodes would join out of the order the text gives. */
+          config_fail(f, "line %d: datacenter '%.*s' is listed a second "
+                      "time (nodetool ring lists each datacenter once)",
+                      line, (int)a[1].n, a[1].z);
+          return;
+        }
+      }
       zDc = a[1].z;
       nDc = a[1].n;
       continue;
