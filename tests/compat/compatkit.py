@@ -73,6 +73,19 @@ def chash_db(so):
     return db
 
 
+def report_variants(tag, program, wrong):
+    """Print each wrong variant's disagreements ({name: count}); returns how
+    many agree everywhere with program (a check that cannot fail)."""
+    agreeing = 0
+    for name, n in wrong.items():
+        print('%s wrong variant (%s): %d disagreements' % (tag, name, n))
+        if n == 0:
+            print('%s: the wrong variant "%s" agrees with %s: the check cannot fail'
+                  % (tag, name, program))
+            agreeing += 1
+    return agreeing
+
+
 def agreement(keys, got, expect, program):
     """How many keys program (got) and chash (expect) place alike; prints
     the first key they do not."""
