@@ -227,10 +227,17 @@ uint64_t hash_md5_digest_128(const unsigned char d[16], uint64_t *pLow){
   return be64(d);
 }
 
+/* Digest words a and b (each the little-endian read of 4 digest bytes)
+** as the big-endian integer of their 8 bytes. */
+static uint64_t be64_words(uint32_t a, uint32_t b){
+  return (uint64_t)__builtin_bswap32(a) << 32 | __builtin_bswap32(b);
+}
+
 uint64_t hash_md5_128(const void *pData, size_t nData, uint64_t *pLow){
-  unsigned char d[16];
-  hash_md5(pData, nData, d);
-  return hash_md5_digest_128(d, pLow);
+  uint32_t aState[4];
+  md5_state(pData, nData, aState);
+  *pLow = be64_words(aState[2], aState[3]);
+  return be64_words(aState[0], aState[1]);
 }
 
 uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData){
