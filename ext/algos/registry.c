@@ -26,6 +26,7 @@
   X(php_memcache)     \
   X(spymemcached)     \
   X(cassandra)        \
+  X(uhashring)        \
   X(uhashring_ketama)
 
 #define ALGO_DECLARE(name) extern const ring_algo algo_##name;

@@ -321,6 +321,14 @@ typedef struct ring_points_rule {
 ** drop of signed values as two rows, and lookups, shares, ch_diff and
 ** ch_replicas follow from the ends.
 **
+** ring_points_place_low places points of 128 bits, under
+** RING_LOOKUP_ABOVE only: a[i].pos is point i's top 64 bits and lows[i]
+** its low 64; points are equal only when both words are, equal top words
+** go in the order of their low words, which r->lows keeps beside the
+** tokens, and ring_lookup_low (ring.h) consults them where a key's top
+** word equals a point's. Arcs, shares and ch_diff are taken over the top
+** 64 bits (a key there owns as if its low word were all ones).
+**
 ** SLOTS rings (RING_LOOKUP_TABLE): r->unit_owners holds the table,
 ** r->n_units = rule->table, each node's `points` counts its entries, and
 ** the points are not kept.
@@ -329,6 +337,8 @@ typedef struct ring_points_rule {
 */
 int ring_points_place(ring *r, ring_point *a, uint32_t n,
                       const ring_points_rule *rule);
+int ring_points_place_low(ring *r, ring_point *a, const uint64_t *lows,
+                          uint32_t n, const ring_points_rule *rule);
 
 /*
 ** Sort the n points of a by position, stably (so points that tie keep the
@@ -413,6 +423,10 @@ typedef void (*ring_digest_fn)(const ring_node *node, uint32_t i,
                                uint64_t aPos[4]);
 void ring_digest_make(const ring *r, uint32_t n, uint32_t from,
                       ring_digest_fn digest, ring_point *a);
+
+/* The label "name-i" of a node into label; its length. */
+size_t ring_label_dash(const ring_node *node, uint32_t i,
+                       char label[RING_MAX_NAME + 16]);
 
 /* ketama's and hashring's digest i of a node: MD5 of "name-i". */
 void ring_digest_md5_dash(const ring_node *node, uint32_t i, uint64_t aPos[4]);

@@ -289,7 +289,8 @@ int replica_walk_start_key(replica_walk *w, const ring *r, const void *pKey,
   return replica_walk_score(w, 0, pKey ? pKey : "", nKey);
 }
 
-int replica_walk_start(replica_walk *w, const ring *r, uint64_t pos){
+int replica_walk_start(replica_walk *w, const ring *r, uint64_t pos,
+                       uint64_t low){
   memset(w, 0, sizeof(*w));
   w->r = r;
   if( r->config.algo->replicas ){
@@ -304,7 +305,7 @@ int replica_walk_start(replica_walk *w, const ring *r, uint64_t pos){
   w->aSeen = ring_alloc(nSeen);
   if( w->aSeen==NULL ) return RING_NOMEM;
   memset(w->aSeen, 0, nSeen);
-  w->k0 = ring_unit_of(r, pos);
+  w->k0 = ring_unit_of_low(r, pos, low);
   /* A key no node owns has no replicas either. */
   if( ring_unit_owner(r, w->k0)==RING_UNOWNED ) w->nListed = r->n_nodes;
   return RING_OK;

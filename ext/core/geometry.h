@@ -218,9 +218,11 @@ typedef struct replica_walk {
   uint32_t nListed;        /* nodes listed so far */
 } replica_walk;
 
-/* Start the walk of position pos on r (r has nodes). RING_OK or
-** RING_NOMEM (then replica_walk_free is still to be called). */
-int replica_walk_start(replica_walk *w, const ring *r, uint64_t pos);
+/* Start the walk of key position pos (low: the 64 bits below it, as
+** ring_lookup_low takes them) on r (r has nodes). RING_OK or RING_NOMEM
+** (then replica_walk_free is still to be called). */
+int replica_walk_start(replica_walk *w, const ring *r, uint64_t pos,
+                       uint64_t low);
 
 /* The same for the key of nKey bytes at pKey on a ring whose algorithm
 ** has key_score (algo.h). */

@@ -52,6 +52,7 @@ static const char *const hash_names_by_id[HASH_ALL] = {
   [HASH_FNV1_64_UTF16] = "fnv1_64 of UTF-16 code units",
   [HASH_FNV1A_32_UTF16] = "fnv1a_32 of UTF-16 code units",
   [HASH_FNV1_32_UTF16] = "fnv1_32 of UTF-16 code units",
+  [HASH_MD5_128] = "md5_128",
 };
 
 int hash_from_name(const char *zName){
@@ -97,7 +98,8 @@ unsigned hash_space_bits(hash_id id){
     case HASH_XXH64:
     case HASH_MURMUR3_128:
     case HASH_IDENTITY:
-    case HASH_MURMUR3_CASSANDRA: return 64;
+    case HASH_MURMUR3_CASSANDRA:
+    case HASH_MD5_128: return 64;
     case HASH_CRC32: return 15;
     case HASH_CRC16: return 16;
     default:         return 32;
@@ -213,6 +215,31 @@ void hash_md5_words(const void *pData, size_t nData, uint64_t aWord[4]){
   for(int w=0; w<4; w++) aWord[w] = aState[w];
 }
 
+/* Bytes 0..7 of d, big-endian. */
+static uint64_t be64(const unsigned char *d){
+  uint64_t v = 0;
+  for(int i=0; i<8; i++) v = v<<8 | d[i];
+  return v;
+}
+
+uint64_t hash_md5_digest_128(const unsigned char d[16], uint64_t *pLow){
+  *pLow = be64(d + 8);
+  return be64(d);
+}
+
+/* Digest words a and b (each the little-endian read of 4 digest bytes)
+** as the big-endian integer of their 8 bytes. */
+static uint64_t be64_words(uint32_t a, uint32_t b){
+  return (uint64_t)__builtin_bswap32(a) << 32 | __builtin_bswap32(b);
+}
+
+uint64_t hash_md5_128(const void *pData, size_t nData, uint64_t *pLow){
+  uint32_t aState[4];
+  md5_state(pData, nData, aState);
+  *pLow = be64_words(aState[2], aState[3]);
+  return be64_words(aState[0], aState[1]);
+}
+
 uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData){
   const unsigned char *p = pData;
   uint32_t aState[4];
@@ -254,6 +281,10 @@ uint64_t hash_bytes(hash_id id, uint64_t seed, const void *pData, size_t nData){
     case HASH_FNV1_64_UTF16: return keyhash_fnv1_64_utf16(p, nData);
     case HASH_FNV1A_32_UTF16: return keyhash_fnv1a_32_utf16(p, nData);
     case HASH_FNV1_32_UTF16: return keyhash_fnv1_32_utf16(p, nData);
+    case HASH_MD5_128: {
+      uint64_t low;
+      return hash_md5_128(pData, nData, &low);
+    }
     case HASH_XXH3:
     default:                 return XXH3_64bits_withSeed(pData, nData, seed);
   }

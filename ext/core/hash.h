@@ -51,6 +51,9 @@ typedef enum hash_id {
   HASH_MURMUR3_32,         /* MurmurHash3 x86_32, seed 0 (pymemcache's) */
   HASH_JAVA_HASHCODE,      /* Java's String.hashCode() of the key's UTF-16
                            ** code units, 32-bit (utf8.h reads the key) */
+  HASH_MD5_128,            /* MD5 as a 128-bit big-endian integer: its top
+                           ** 64 bits, and the 64 below them for rings of
+                           ** 128-bit points (hash_md5_128; uhashring) */
   HASH_COUNT,              /* the hashes a `hash` option names */
   /* Hashes no option names, which an algorithm's key rule puts in place
   ** of the one named: the FNV hashes of spymemcached, which take a Java
@@ -115,6 +118,10 @@ void hash_stream_start(hash_stream *s, hash_id id, uint64_t seed,
 void hash_stream_add(hash_stream *s, const void *p, size_t n);
 uint64_t hash_stream_end(hash_stream *s);
 
+/* hash_stream_end, and for md5_128 the 64 bits below the position into
+** *pLow (0 for every other hash). */
+uint64_t hash_stream_end_low(hash_stream *s, uint64_t *pLow);
+
 /*
 ** The bytes of a key that are hashed under a hash tag (the hash_tag
 ** option; tag is two bytes, such as "{}"): when the key holds tag[0] and,
@@ -140,6 +147,12 @@ void hash_md5(const void *pData, size_t nData, unsigned char digest[16]);
 /* The 20-byte SHA-1 digest of nData bytes at pData (nettle's; Dalli's
 ** points are the first 8 hex digits of the SHA-1 of "server:i"). */
 void hash_sha1(const void *pData, size_t nData, unsigned char digest[20]);
+
+/* md5_128: the MD5 of nData bytes at pData as a 128-bit big-endian
+** integer, its top 64 bits returned and its low 64 bits into *pLow
+** (uhashring's points and keys). */
+uint64_t hash_md5_128(const void *pData, size_t nData, uint64_t *pLow);
+uint64_t hash_md5_digest_128(const unsigned char d[16], uint64_t *pLow);
 
 /* The MD5 digest of nData bytes at pData as four 32-bit words, each read
 ** little-endian: the 4 points of a ketama, hashring or Dubbo digest (word

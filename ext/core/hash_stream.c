@@ -69,7 +69,8 @@ void hash_stream_start(hash_stream *s, hash_id id, uint64_t seed,
       break;
     case HASH_XXH64: XXH64_reset(&u->xxh64, seed); break;
     case HASH_MD5:
-    case HASH_MD5BE: md5_init(&u->md5); break;
+    case HASH_MD5BE:
+    case HASH_MD5_128: md5_init(&u->md5); break;
     case HASH_CRC32:
     case HASH_CRC32A: u->crc = crc32(0L, Z_NULL, 0); break;
     default: stream_keyhash[id]->start(&u->small, nTotal); break;
@@ -114,7 +115,8 @@ void hash_stream_add(hash_stream *s, const void *pData, size_t n){
     case HASH_XXH3:  XXH3_64bits_update(&u->xxh3, p, n); break;
     case HASH_XXH64: XXH64_update(&u->xxh64, p, n); break;
     case HASH_MD5:
-    case HASH_MD5BE: md5_update(&u->md5, n, p); break;
+    case HASH_MD5BE:
+    case HASH_MD5_128: md5_update(&u->md5, n, p); break;
     case HASH_CRC32:
     case HASH_CRC32A:
       while( n>0 ){
@@ -129,8 +131,14 @@ void hash_stream_add(hash_stream *s, const void *pData, size_t n){
 }
 
 uint64_t hash_stream_end(hash_stream *s){
+  uint64_t low;
+  return hash_stream_end_low(s, &low);
+}
+
+uint64_t hash_stream_end_low(hash_stream *s, uint64_t *pLow){
   stream_state *u = (stream_state *)s->state;
   unsigned char d[16];
+  *pLow = 0;
   switch( s->id ){
     case HASH_XXH3:   return XXH3_64bits_digest(&u->xxh3);
     case HASH_XXH64:  return XXH64_digest(&u->xxh64);
@@ -142,6 +150,9 @@ uint64_t hash_stream_end(hash_stream *s){
       md5_digest(&u->md5, MD5_DIGEST_SIZE, d);
       return (uint32_t)d[0]<<24 | (uint32_t)d[1]<<16 | (uint32_t)d[2]<<8
            | (uint32_t)d[3];
+    case HASH_MD5_128:
+      md5_digest(&u->md5, MD5_DIGEST_SIZE, d);
+      return hash_md5_digest_128(d, pLow);
     case HASH_CRC32:  return ((uint32_t)u->crc >> 16) & 0x7fff;
     case HASH_CRC32A: return (uint32_t)u->crc;
     default: {

@@ -23,12 +23,14 @@ void ring_keys_init(ring_keys *k, hash_id hash, uint64_t seed){
   memset(k, 0, sizeof(*k));
   k->hash = hash;
   k->seed = hash_has_seed(hash) ? seed : 0;
+  k->by_steps = hash==HASH_MD5_128;
 }
 
 int ring_keys_add_step(ring_keys *k, ring_key_op op, uint32_t n,
                        const void *pText, size_t nText){
   if( k->n_steps>=RING_KEY_MAX_STEPS || nText>RING_KEY_MAX_TEXT ) return 1;
   ring_key_step *s = &k->steps[k->n_steps++];
+  k->by_steps = 1;
   memset(s, 0, sizeof(*s));
   s->op = op;
   s->n = n;
@@ -289,14 +291,16 @@ static void stream_put(key_sink *s, const unsigned char *p, size_t n){
   hash_stream_add(&((stream_sink *)s)->stream, p, n);
 }
 
-uint64_t ring_keys_hash_steps(const ring_keys *k, const void *p, size_t n){
+uint64_t ring_keys_hash_steps(const ring_keys *k, const void *p, size_t n,
+                              uint64_t *pLow){
+  if( k->n_steps==0 ) return hash_md5_128(p, n, pLow);   /* md5_128 */
   measure_sink m = { { measure_put }, 0 };
   source_read(k, k->n_steps, p, n, &m.base);
   stream_sink s;
   s.base.put = stream_put;
   hash_stream_start(&s.stream, k->hash, k->seed, m.n);
   source_read(k, k->n_steps, p, n, &s.base);
-  return hash_stream_end(&s.stream);
+  return hash_stream_end_low(&s.stream, pLow);
 }
 
 /* Hands the bytes to a caller's function. */

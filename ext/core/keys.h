@@ -68,6 +68,9 @@ struct ring_keys {
   hash_id hash;
   uint64_t seed;           /* 0 for hashes without a seed */
   char tag[3];             /* the hash tag: two characters, or "" */
+  uint8_t by_steps;        /* 1: keys go through ring_keys_hash_steps (the
+                           ** rule has steps, or its hash is md5_128, whose
+                           ** low word that gives) */
   uint32_t n_steps;
   /* The algorithm's finish of the hash value (NULL: none), the one value
   ** it reads (finish_arg), and their names for ring_keys_differ: the
@@ -94,8 +97,10 @@ int ring_keys_add_step(ring_keys *k, ring_key_op op, uint32_t n,
                        const void *pText, size_t nText);
 
 /* The hash of the n bytes at p after k's steps (ring_keys_place's step 2
-** and 3, for a rule with steps). */
-uint64_t ring_keys_hash_steps(const ring_keys *k, const void *p, size_t n);
+** and 3, for a rule with steps or with md5_128), and md5_128's low 64 bits
+** into *pLow. */
+uint64_t ring_keys_hash_steps(const ring_keys *k, const void *p, size_t n,
+                              uint64_t *pLow);
 
 /*
 ** Hand the bytes a key's n bytes at p become under k's hash tag and steps
@@ -108,13 +113,26 @@ void ring_keys_read(const ring_keys *k, const void *p, size_t n,
                                 size_t nPiece),
                     void *ctx);
 
-/* The position of a key's n bytes at p under k. Inline: it runs per row. */
+/*
+** The position of a key's n bytes at p under k. Under md5_128, whose keys
+** are 128 bits, *pLow gets the 64 bits below the position (which break a
+** tie with a point's top 64 bits on rings of 128-bit points: ring.h,
+** ring_lookup_low); else 0. Inline: it runs per row.
+*/
+static inline uint64_t ring_keys_place_low(const ring_keys *k, const void *p,
+                                           size_t n, uint64_t *pLow){
+  if( k->tag[0] ) p = hash_tag_part(k->tag, p, n, &n);
+  *pLow = 0;
+  uint64_t h = k->by_steps ? ring_keys_hash_steps(k, p, n, pLow)
+                           : hash_bytes(k->hash, k->seed, p, n);
+  return k->finish ? k->finish(k, h) : h;
+}
+
+/* The position alone. */
 static inline uint64_t ring_keys_place(const ring_keys *k, const void *p,
                                        size_t n){
-  if( k->tag[0] ) p = hash_tag_part(k->tag, p, n, &n);
-  uint64_t h = k->n_steps ? ring_keys_hash_steps(k, p, n)
-                          : hash_bytes(k->hash, k->seed, p, n);
-  return k->finish ? k->finish(k, h) : h;
+  uint64_t low;
+  return ring_keys_place_low(k, p, n, &low);
 }
 
 /* Do the steps of a and b (of equal counts) differ? */

@@ -297,6 +297,7 @@ void ring_release(ring *r){
   ring_free(r->positions);
   ring_free(r->owners);
   ring_free(r->tokens);
+  ring_free(r->lows);
   ring_free(r->replicas);
   ring_free(r->index);
   ring_free(r->owner_table);
@@ -527,6 +528,30 @@ uint32_t ring_unit_of(const ring *r, uint64_t pos){
   return (uint32_t)(pos % r->n_units);
 }
 
+/*
+** Points of 128 bits sorted by (top, low), under the strictly-above rule:
+** the 64-bit lookup gives k, the first point whose top word is above pos.
+** The points just before k whose top word is pos are above the key too
+** when their low word is above low: the first of them (the lowest) is the
+** key's point. Such runs take a crafted partial collision of MD5: at most
+** a few points. A point's top word is pos when its arc ends one position
+** before pos (the rule's positions, wrapping in the ring's space), which
+** the lookup has just read nearby: the low words are read only then.
+*/
+uint32_t ring_unit_of_low(const ring *r, uint64_t pos, uint64_t low){
+  uint32_t k = ring_unit_of(r, pos);
+  if( r->lows==NULL ) return k;
+  unsigned bits = ring_space_bits(&r->config);
+  uint64_t end = pos ? pos-1 : bits==64 ? UINT64_MAX : ((uint64_t)1<<bits)-1;
+  uint32_t n = r->n_points;
+  for(uint32_t step=0; step<n; step++){
+    uint32_t j = k ? k-1 : n-1;
+    if( r->positions[j]!=end || r->lows[j]<=low ) break;
+    k = j;
+  }
+  return k;
+}
+
 uint32_t ring_unit_owner(const ring *r, uint32_t k){
   return ring_has_points(r) ? r->owners[k] : r->unit_owners[k];
 }
@@ -543,7 +568,9 @@ uint32_t ring_lookup(const ring *r, uint64_t pos){
 uint32_t ring_locate_key(const ring *r, const void *p, size_t n){
   const ring_algo *a = r->config.algo;
   if( a->key_lookup ) return a->key_lookup(r, p, n);
-  return ring_lookup(r, ring_keys_place(&r->keys, p, n));
+  uint64_t low;
+  uint64_t pos = ring_keys_place_low(&r->keys, p, n, &low);
+  return ring_lookup_low(r, pos, low);
 }
 
 int64_t ring_find_node(const ring *r, const char *z, size_t n){

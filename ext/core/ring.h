@@ -114,6 +114,10 @@ typedef struct ring {
   uint64_t *tokens;        /* points rings: the points, when positions are
                            ** not (lookup rules other than the successor's,
                            ** ring_points_place); else NULL */
+  uint64_t *lows;          /* points rings of 128-bit points (uhashring):
+                           ** each token's low 64 bits, in the tokens'
+                           ** order, which the tokens (the top 64) and
+                           ** positions leave out; else NULL */
   uint32_t *replicas;      /* points rings: each point's number among its
                            ** node's points, or NULL (node_positions) */
   uint32_t *by_join;       /* by_join[j]: index in nodes of the node of
@@ -307,8 +311,23 @@ void ring_release(ring *r);
 */
 uint32_t ring_lookup(const ring *r, uint64_t pos);
 
+/*
+** The same for a key whose position has 64 bits more below it (low:
+** ring_keys_place_low's). On a ring of 128-bit points (r->lows) the key
+** (pos, low) goes to the first point strictly above it, so where pos is a
+** point's top word, low decides; ring_lookup places a key as if its low
+** word were all ones. On any other ring low is ignored. Inline: it runs
+** per row, and costs the others one test.
+*/
+uint32_t ring_unit_of_low(const ring *r, uint64_t pos, uint64_t low);
+static inline uint32_t ring_lookup_low(const ring *r, uint64_t pos,
+                                       uint64_t low){
+  return r->lows ? r->owners[ring_unit_of_low(r, pos, low)]
+                 : ring_lookup(r, pos);
+}
+
 /* The same for the key of n bytes at p, for every algorithm: its
-** key_lookup, or ring_lookup of the key's position. */
+** key_lookup, or ring_lookup_low of the key's position and low word. */
 uint32_t ring_locate_key(const ring *r, const void *p, size_t n);
 
 /*
@@ -318,7 +337,8 @@ uint32_t ring_locate_key(const ring *r, const void *p, size_t n);
 ** in (for every algorithm with units); ch_replicas walks on from there.
 */
 uint32_t ring_units(const ring *r);
-/* The unit position pos falls in (r has units). */
+/* The unit position pos falls in (r has units); ring_unit_of_low (above)
+** for a key with a low word, as ring_lookup_low. */
 uint32_t ring_unit_of(const ring *r, uint64_t pos);
 /* The index in r->nodes of the owner of unit k. */
 uint32_t ring_unit_owner(const ring *r, uint32_t k);

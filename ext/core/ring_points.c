@@ -34,6 +34,7 @@
 ** decimal and %% a literal %: "%s#%d" is the ring algorithm's default,
 ** "%d%s" groupcache's, "%s-%d" a Java TreeMap router's.
 */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -218,13 +219,17 @@ uint32_t ring_ketama_count(double w, double W, uint32_t n, int vnodes){
   return 4 * (uint32_t)floorf(t);
 }
 
-void ring_digest_md5_dash(const ring_node *node, uint32_t i, uint64_t aPos[4]){
-  char label[RING_MAX_NAME + 16];
+size_t ring_label_dash(const ring_node *node, uint32_t i,
+                       char label[RING_MAX_NAME + 16]){
   memcpy(label, node->name, node->name_len);
   size_t len = node->name_len;
   label[len++] = '-';
-  len += (size_t)ring_format_u32(i, label + len);
-  hash_md5_words(label, len, aPos);
+  return len + (size_t)ring_format_u32(i, label + len);
+}
+
+void ring_digest_md5_dash(const ring_node *node, uint32_t i, uint64_t aPos[4]){
+  char label[RING_MAX_NAME + 16];
+  hash_md5_words(label, ring_label_dash(node, i, label), aPos);
 }
 
 /* The n sorted points of a as r's points, every one kept, and the index. */
@@ -279,16 +284,30 @@ static int tie_after(const ring *r, const ring_points_maker *mk,
        > points_tie_rank(r, mk->rule.ties, p->node);
 }
 
-/* Put each run of equal positions of a (sorted by position) in tie order:
-** by mk's order of nodes, and one node's points in the order made. Runs
-** are rare and short: an insertion sort. */
+/* Does point x come after point p, of the same position, in a run: by
+** their low words where the points have them (lows, by the order made),
+** then under mk's tie order? */
+static int run_after(const ring *r, const ring_points_maker *mk,
+                     const uint64_t *lows, const ring_point *x,
+                     const ring_point *p){
+  if( lows && lows[x->made]!=lows[p->made] ){
+    return lows[x->made]>lows[p->made];
+  }
+  return tie_after(r, mk, x, p);
+}
+
+/* Put each run of equal positions of a (sorted by position) in order: by
+** low word (lows, if not NULL), then by mk's order of nodes, and one
+** node's points in the order made. Runs are rare and short: an insertion
+** sort. */
 static void place_order_ties(const ring *r, const ring_points_maker *mk,
-                             ring_point *a, uint32_t n){
+                             const uint64_t *lows, ring_point *a,
+                             uint32_t n){
   for(uint32_t i=1; i<n; i++){
     if( a[i].pos!=a[i-1].pos ) continue;
     ring_point p = a[i];
     uint32_t j = i;
-    while( j>0 && a[j-1].pos==p.pos && tie_after(r, mk, &a[j-1], &p) ){
+    while( j>0 && a[j-1].pos==p.pos && run_after(r, mk, lows, &a[j-1], &p) ){
       a[j] = a[j-1];
       j--;
     }
@@ -296,14 +315,22 @@ static void place_order_ties(const ring *r, const ring_points_maker *mk,
   }
 }
 
-/* Keep the first point of each run of equal positions of a: returns how
+/* Are points p and q of a equal: their positions, and their low words
+** where the points have them (lows, by the order made)? */
+static int place_same(const ring_point *p, const ring_point *q,
+                      const uint64_t *lows){
+  return p->pos==q->pos && (lows==NULL || lows[p->made]==lows[q->made]);
+}
+
+/* Keep the first point of each run of equal points of a: returns how
 ** many are left. */
-static uint32_t place_drop_ties(ring_point *a, uint32_t n){
+static uint32_t place_drop_ties(ring_point *a, uint32_t n,
+                                const uint64_t *lows){
   if( n==0 ) return 0;
   uint32_t m = 1;
-  while( m<n && a[m].pos!=a[m-1].pos ) m++;     /* nothing to move yet */
+  while( m<n && !place_same(&a[m], &a[m-1], lows) ) m++;  /* none to move */
   for(uint32_t i=m; i<n; i++){
-    if( a[m-1].pos==a[i].pos ) continue;
+    if( place_same(&a[m-1], &a[i], lows) ) continue;
     a[m++] = a[i];
   }
   return m;
@@ -371,14 +398,17 @@ static int place_table(ring *r, const ring_point *a, uint32_t m,
 ** settled, points numbered, arcs' ends, tokens, the index. aBase: NULL,
 ** or where each node's points start in the `made` numbering (each node's
 ** `points` already what it made), so that with no tie settled a point's
-** replica number is made - aBase[node].
+** replica number is made - aBase[node]. lows: NULL, or the points' low
+** words by `made` (128-bit points, RING_LOOKUP_ABOVE), kept in r->lows.
 */
 static int place_sorted(ring *r, ring_point *a, uint32_t n,
-                        const ring_points_maker *mk, const uint32_t *aBase){
+                        const ring_points_maker *mk, const uint32_t *aBase,
+                        const uint64_t *lows){
   const ring_points_rule *rule = &mk->rule;
   unsigned bits = ring_space_bits(&r->config);
   uint64_t top = bits==64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
-  uint32_t m = (mk->flags & RING_POINTS_KEEP_TIES) ? n : place_drop_ties(a, n);
+  uint32_t m = (mk->flags & RING_POINTS_KEEP_TIES)
+               ? n : place_drop_ties(a, n, lows);
   if( m==0 ){
     for(uint32_t k=0; k<r->n_nodes; k++) r->nodes[k].points = 0;
     return RING_OK;
@@ -405,9 +435,11 @@ static int place_sorted(ring *r, ring_point *a, uint32_t n,
   if( rule->lookup!=RING_LOOKUP_SUCCESSOR ){
     r->tokens = ring_alloc(sizeof(uint64_t) * m);
   }
+  if( lows ) r->lows = ring_alloc(sizeof(uint64_t) * m);
   if( rc!=RING_OK || r->positions==NULL || r->owners==NULL
    || r->replicas==NULL
-   || (rule->lookup!=RING_LOOKUP_SUCCESSOR && r->tokens==NULL) ){
+   || (rule->lookup!=RING_LOOKUP_SUCCESSOR && r->tokens==NULL)
+   || (lows && r->lows==NULL) ){
     ring_dealloc(aReplica);
     return RING_NOMEM;
   }
@@ -425,6 +457,7 @@ static int place_sorted(ring *r, ring_point *a, uint32_t n,
       uint32_t k = start+j<m ? start+j : start+j-m;
       r->positions[j] = r->tokens[k];
       r->owners[j] = a[k].node;
+      if( lows ) r->lows[j] = lows[a[k].made];
     }
     for(uint32_t j=0; j<m; j++){
       r->tokens[j] = a[start+j<m ? start+j : start+j-m].pos;
@@ -458,12 +491,18 @@ static int place_sorted(ring *r, ring_point *a, uint32_t n,
 
 int ring_points_place(ring *r, ring_point *a, uint32_t n,
                       const ring_points_rule *rule){
+  return ring_points_place_low(r, a, NULL, n, rule);
+}
+
+int ring_points_place_low(ring *r, ring_point *a, const uint64_t *lows,
+                          uint32_t n, const ring_points_rule *rule){
+  assert( lows==NULL || rule->lookup==RING_LOOKUP_ABOVE );
   ring_points_maker mk = { .rule = *rule };
   for(uint32_t i=0; i<n; i++) a[i].made = i;
   int rc = sort_points(a, n);
   if( rc!=RING_OK ) return rc;
-  place_order_ties(r, &mk, a, n);
-  return place_sorted(r, a, n, &mk, NULL);
+  place_order_ties(r, &mk, lows, a, n);
+  return place_sorted(r, a, n, &mk, NULL, lows);
 }
 
 /* ------------------------------------------------- ring_points_make */
@@ -592,8 +631,8 @@ int ring_points_make(ring *r, const ring *prev, const ring_points_maker *mk){
 
   /* Merge them with the points kept (none: aNew is a). */
   if( nKept ) make_merge(prev, aKeep, aFrom, aBase, aNew, nNew, a);
-  place_order_ties(r, mk, a, (uint32_t)total);
-  rc = place_sorted(r, a, (uint32_t)total, mk, aBase);
+  place_order_ties(r, mk, NULL, a, (uint32_t)total);
+  rc = place_sorted(r, a, (uint32_t)total, mk, aBase, NULL);
 
 done:
   if( aNew!=a ) ring_dealloc(aNew);

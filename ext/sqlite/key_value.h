@@ -102,13 +102,15 @@ static inline int integer_key_bytes(sqlite3_value *v, const ring_keys *k,
 
 /*
 ** The position of key value v under a ring's key rule k (its bytes, as
-** key_bytes gives them, placed by ring_keys_place; an integer as
-** k->integer_bytes big-endian bytes when the rule says so). Returns 0 if
-** v is NULL or has no position (an integer out of the range of 4 bytes),
-** else 1.
+** key_bytes gives them, placed by ring_keys_place_low; an integer as
+** k->integer_bytes big-endian bytes when the rule says so), and into *pLow
+** the 64 bits below it under a 128-bit hash (md5_128; else 0): a lookup
+** takes both (ring_lookup_low). Returns 0 if v is NULL or has no position
+** (an integer out of the range of 4 bytes), else 1.
 */
 static inline __attribute__((always_inline))
-int value_position(sqlite3_value *v, const ring_keys *k, uint64_t *pPos){
+int value_position(sqlite3_value *v, const ring_keys *k, uint64_t *pPos,
+                   uint64_t *pLow){
   char zInt[24];
   const void *p;
   size_t n;
@@ -117,7 +119,7 @@ int value_position(sqlite3_value *v, const ring_keys *k, uint64_t *pPos){
     int bInt = integer_key_bytes(v, k, zBytes);
     if( bInt<0 ) return 0;               /* no int has that value */
     if( bInt ){
-      *pPos = ring_keys_place(k, zBytes, k->integer_bytes);
+      *pPos = ring_keys_place_low(k, zBytes, k->integer_bytes, pLow);
       return 1;
     }
   }
@@ -132,31 +134,35 @@ int value_position(sqlite3_value *v, const ring_keys *k, uint64_t *pPos){
   ** a tenth of ch_locate's row went to reaching xxh3 through hash_bytes. */
   if( k->hash==HASH_XXH3 && !k->tag[0] && !k->n_steps && !k->finish ){
     *pPos = XXH3_64bits_withSeed(p, n, k->seed);
+    *pLow = 0;
   }else{
-    *pPos = ring_keys_place(k, p, n);
+    *pPos = ring_keys_place_low(k, p, n, pLow);
   }
   return 1;
 }
 
 /*
 ** The positions of key value v under two key rules (an old and a new
-** ring's), hashed once when the rules agree. Returns 0 if v has no
-** position under either (NULL; a key that identity does not place), else 1.
+** ring's), and their low words as value_position gives them, hashed once
+** when the rules agree. Returns 0 if v has no position under either (NULL;
+** a key that identity does not place), else 1.
 */
 static inline __attribute__((always_inline))
 int value_positions(sqlite3_value *v, const ring_keys *kOld,
-                    const ring_keys *kNew, uint64_t *pOld, uint64_t *pNew){
-  if( !value_position(v, kOld, pOld) ) return 0;
+                    const ring_keys *kNew, uint64_t *pOld, uint64_t *pLowOld,
+                    uint64_t *pNew, uint64_t *pLowNew){
+  if( !value_position(v, kOld, pOld, pLowOld) ) return 0;
   if( ring_keys_same(kOld, kNew) ){
     *pNew = *pOld;
+    *pLowNew = *pLowOld;
     return 1;
   }
-  return value_position(v, kNew, pNew);
+  return value_position(v, kNew, pNew, pLowNew);
 }
 
 /*
 ** The index of the node that owns key value v on r (r has nodes): by its
-** position and ring_lookup, or, for an algorithm with key_lookup (algo.h),
+** position and ring_lookup_low, or, for an algorithm with key_lookup (algo.h),
 ** by its bytes (value_owner_by_bytes). Returns 0 if v is NULL (no
 ** owner), else 1. The rows of every other algorithm pay one test for
 ** key_lookup.
@@ -167,9 +173,9 @@ static inline __attribute__((always_inline))
 int value_owner(sqlite3_value *v, const ring *r,
                               uint32_t *pOwner){
   if( r->config.algo->key_lookup ) return value_owner_by_bytes(v, r, pOwner);
-  uint64_t pos;
-  if( !value_position(v, &r->keys, &pos) ) return 0;
-  *pOwner = ring_lookup(r, pos);
+  uint64_t pos, low;
+  if( !value_position(v, &r->keys, &pos, &low) ) return 0;
+  *pOwner = ring_lookup_low(r, pos, low);
   return 1;
 }
 
@@ -186,12 +192,13 @@ int value_owners(sqlite3_value *v, const ring *rOld,
   if( rOld->config.algo->key_lookup || rNew->config.algo->key_lookup ){
     return value_owners_by_bytes(v, rOld, rNew, pOld, pNew);
   }
-  uint64_t posOld, posNew;
-  if( !value_positions(v, &rOld->keys, &rNew->keys, &posOld, &posNew) ){
+  uint64_t posOld, posNew, lowOld, lowNew;
+  if( !value_positions(v, &rOld->keys, &rNew->keys, &posOld, &lowOld,
+                       &posNew, &lowNew) ){
     return 0;
   }
-  *pOld = ring_lookup(rOld, posOld);
-  *pNew = ring_lookup(rNew, posNew);
+  *pOld = ring_lookup_low(rOld, posOld, lowOld);
+  *pNew = ring_lookup_low(rNew, posNew, lowNew);
   return 1;
 }
 

@@ -107,9 +107,9 @@ static int replicas_filter(sqlite3_vtab_cursor *pCursor, int idxNum,
     if( !key_bytes(argv[0], zInt, &pKey, &nKey) ) return SQLITE_OK;
     rc = replica_walk_start_key(&c->walk, r, pKey, nKey);
   }else{
-    uint64_t pos;
-    if( !value_position(argv[0], &r->keys, &pos) ) return SQLITE_OK;
-    rc = replica_walk_start(&c->walk, r, pos);
+    uint64_t pos, low;
+    if( !value_position(argv[0], &r->keys, &pos, &low) ) return SQLITE_OK;
+    rc = replica_walk_start(&c->walk, r, pos, low);
   }
   if( rc!=RING_OK ) return SQLITE_NOMEM;
   replicas_settle(c);

@@ -2,7 +2,8 @@
 (HashClient's RendezvousHash, Debian's python3-pymemcache) and uhashring
 (HashRing, both modes, Debian's python3-uhashring), run for real, against
 the independent models tests/gen/pymemcache_model.py and
-tests/gen/uhashring_model.py.
+tests/gen/uhashring_model.py, and uhashring's two rings against chash's
+algorithms uhashring and uhashring_ketama.
 
 Run by tests/compat/run.sh (make test-compat) with Debian's python3:
 
@@ -13,12 +14,12 @@ unequal weights for uhashring, a pair of uhashring_ketama servers whose
 points collide in both orders) it places 2,400 keys of compatkit.make_keys
 (ASCII, characters beyond ASCII and beyond U+00FF) and more: the empty key,
 '€', keys equal to a point's label, which land exactly on that point with the real library and the
-model, and with chash's algorithm for the rings chash has (uhashring_ketama),
-and exits 1 unless they all agree on every key. Each check is shown able
-to fail: pymemcache's model hashing UTF-8 bytes (not characters masked to
-a byte), uhashring's with the other lookup direction (first point at or
-above) and uhashring_ketama's colliding pair with the other tie rule (the
-earlier server wins) must each disagree with the library somewhere.
+model, and with chash, and exits 1 unless they all agree on every key.
+Each check is shown able to fail: pymemcache's model hashing UTF-8 bytes
+(not characters masked to a byte), each uhashring mode with the other
+lookup direction (first point at or above) and uhashring_ketama's colliding
+pair with the other tie rule (the earlier server wins) must each disagree
+with the library somewhere.
 """
 import os
 import sys
@@ -105,19 +106,22 @@ def real_ring(servers, ketama, vnodes):
 
 
 def chash_owners(db, servers, ketama, vnodes, keys):
-    """chash's owners of keys, for the modes it has (else None)."""
-    if not ketama:
-        return None
+    """chash's owners of keys on the ring of that mode."""
     db.execute('DROP TABLE IF EXISTS r')
-    db.execute('CREATE VIRTUAL TABLE r USING chash(algorithm=uhashring_ketama%s)'
-               % ('' if vnodes is None else ', vnodes=%d' % vnodes))
+    db.execute('CREATE VIRTUAL TABLE r USING chash(algorithm=%s%s)'
+               % ('uhashring_ketama' if ketama else 'uhashring',
+                  '' if vnodes is None else ', vnodes=%d' % vnodes))
     db.executemany('INSERT INTO r(node, weight) VALUES (?, ?)', servers)
     return [db.execute("SELECT ch_locate(?, 'r')", (k,)).fetchone()[0] for k in keys]
 
 
 def check_uhashring(db):
+    """Configurations that disagree, and whether each variant disagrees
+    with the library: the at-or-above lookup in each mode ({ketama: bool})
+    and the first-wins tie rule on the colliding pair."""
     bad = 0
-    direction_differs = ties_differ = False
+    direction_differs = {False: False, True: False}
+    ties_differ = False
     for title, ketama, servers, vnodes in uhashring_configs():
         vn = vnodes if vnodes is not None else (40 if ketama else 160)
         labels = ['%s-%d' % (s, i) for s, _ in servers for i in range(0, vn, 3)]
@@ -128,13 +132,11 @@ def check_uhashring(db):
         want = [model.owner(k) for k in keys]
         ok = sum(g == m for g, m in zip(got, want))
         mine = chash_owners(db, servers, ketama, vnodes, keys)
-        if mine is not None:
-            ok = min(ok, sum(g == c for g, c in zip(got, mine)))
-        print('%-40s %d/%d keys agree%s' % (title, ok, len(keys),
-                                            '' if mine is None else ' (with chash)'))
+        ok = min(ok, sum(g == c for g, c in zip(got, mine)))
+        print('%-40s %d/%d keys agree (model and chash)' % (title, ok, len(keys)))
         bad += ok != len(keys)
         at_or_above = uhashring_model.Ring(servers, ketama, vnodes, strictly_above=False)
-        direction_differs |= any(g != at_or_above.owner(k) for g, k in zip(got, keys))
+        direction_differs[ketama] |= any(g != at_or_above.owner(k) for g, k in zip(got, keys))
         if 'colliding' in title:
             first_wins = uhashring_model.Ring(servers, ketama, vnodes, later_wins=False)
             ties_differ |= any(g != first_wins.owner(k) for g, k in zip(got, keys))
@@ -143,12 +145,13 @@ def check_uhashring(db):
 
 def main():
     bad, bytes_variant = check_pymemcache()
-    bad2, direction_variant, tie_variant2 = check_uhashring(chash_db(sys.argv[1]))
+    bad2, direction, tie_variant2 = check_uhashring(chash_db(sys.argv[1]))
     bad += bad2
-    print('variants: pymemcache hashing UTF-8 bytes disagrees: %s; uhashring '
-          'at-or-above lookup disagrees: %s; uhashring_ketama first-wins ties '
-          'disagree: %s' % (bytes_variant, direction_variant, tie_variant2))
-    if not (bytes_variant and direction_variant and tie_variant2):
+    print('variants: pymemcache hashing UTF-8 bytes disagrees: %s; at-or-above '
+          'lookup disagrees: uhashring %s, uhashring_ketama %s; uhashring_ketama '
+          'first-wins ties disagree: %s' % (bytes_variant, direction[False],
+                                            direction[True], tie_variant2))
+    if not (bytes_variant and direction[False] and direction[True] and tie_variant2):
         print('pyclients: a variant agrees with the library: that check cannot fail')
         bad += 1
     if bad:

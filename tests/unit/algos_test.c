@@ -506,7 +506,7 @@ static ring *cassandra_ring(const char *zReplication, char *zErr, size_t nErr){
 static const char *cassandra_list(const ring *r, int64_t t, char *z, size_t n){
   replica_walk w;
   z[0] = 0;
-  if( replica_walk_start(&w, r, (uint64_t)t)==RING_OK ){
+  if( replica_walk_start(&w, r, (uint64_t)t, 0)==RING_OK ){
     int64_t k;
     size_t used = 0;
     while( (k = replica_walk_next(&w))>=0 ){

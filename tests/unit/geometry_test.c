@@ -630,7 +630,7 @@ static void test_residues(void){
 static uint32_t walk(const ring *r, uint64_t pos, int64_t *aOut){
   replica_walk w;
   uint32_t n = 0;
-  CHECK( replica_walk_start(&w, r, pos)==RING_OK );
+  CHECK( replica_walk_start(&w, r, pos, 0)==RING_OK );
   for(int64_t node; n<16 && (node = replica_walk_next(&w))>=0; ) aOut[n++] = node;
   replica_walk_free(&w);
   return n;
@@ -742,7 +742,7 @@ static void test_oom(void){
     CHECK( (i<3 ? rc==RING_NOMEM : rc==RING_OK) && nLive==nBase );
     replica_walk w;
     nUntilFail = 0;
-    CHECK( replica_walk_start(&w, i%2 ? a : rv, 5)==RING_NOMEM );
+    CHECK( replica_walk_start(&w, i%2 ? a : rv, 5, 0)==RING_NOMEM );
     nUntilFail = -1;
     replica_walk_free(&w);
     CHECK( nLive==nBase );

@@ -29,6 +29,7 @@ typedef struct made_point {
 } made_point;
 
 static const made_point *aMade;
+static const uint64_t *aMadeLow;   /* 128-bit points: their low words */
 static uint32_t nMade;
 static ring_points_rule rule;
 
@@ -40,7 +41,8 @@ static int test_build(ring *r, const ring *prev, char *zErr, size_t nErr){
     a[i].pos = aMade[i].pos;
     a[i].node = aMade[i].node;
   }
-  int rc = ring_points_place(r, a, nMade, &rule);
+  int rc = aMadeLow ? ring_points_place_low(r, a, aMadeLow, nMade, &rule)
+                    : ring_points_place(r, a, nMade, &rule);
   ring_dealloc(a);
   return rc;
 }
@@ -95,6 +97,24 @@ static ring *build_abc(const ring_algo *alg, const made_point *a, uint32_t n,
   int rc = ring_build(&cfg, in, 3, &r, zErr, sizeof(zErr));
   if( rc==RING_INVALID ) printf("cannot build: %s\n", zErr);
   return rc==RING_OK ? r : NULL;
+}
+
+/* The same for keys of 128 bits: aKey[i] is the top word, aLow[i] the
+** low word (ring_lookup_low); and the walk of ch_replicas starts at the
+** same unit as the owner's. */
+static int owners_low_are(const ring *r, const uint64_t *aKey,
+                          const uint64_t *aLow, size_t nKey,
+                          const char *zWant){
+  char z[64];
+  int ok = 1;
+  for(size_t i=0; i<nKey; i++){
+    uint32_t k = ring_unit_of_low(r, aKey[i], aLow[i]);
+    z[i] = r->nodes[ring_lookup_low(r, aKey[i], aLow[i])].name[0];
+    ok &= r->owners[k]==ring_lookup_low(r, aKey[i], aLow[i]);
+  }
+  z[nKey] = 0;
+  if( strcmp(z, zWant)!=0 ) printf("owners %s, want %s\n", z, zWant);
+  return ok && strcmp(z, zWant)==0;
 }
 
 /* The owners of keys, one letter each, as a string ("aab..."). */
@@ -253,6 +273,64 @@ static void test_above(void){
   ring_release(r);
 }
 
+/*
+** 128-bit points (ring_points_place_low, uhashring's default ring), top
+** words in crc16's space and low words beside them, under the strictly
+** above rule. a makes (1000, 500) and (20000, 0), b (1000, 900) and
+** (3000, 7), c (3000, 7): b and c tie in both words, and c, joined last,
+** keeps it. a's and b's points at 1000 differ only in their low words:
+** both stay, in the order of their low words. A key goes to the first
+** point strictly above it in 128 bits: at top word 1000 its low word
+** decides (values worked by hand); ring_lookup (no low word) places a key
+** as if its low word were all ones.
+*/
+static void test_above_low(void){
+  static const made_point aWide[] = {
+    {0, 1000}, {1, 1000}, {2, 3000}, {1, 3000}, {0, 20000},
+  };
+  static const uint64_t aWideLow[] = { 500, 900, 7, 7, 0 };
+  static const uint64_t aTop[] = {
+    999, 1000, 1000, 1000, 1000, 1000, 1000, 3000, 3000, 19999, 20000,
+    65535,
+  };
+  static const uint64_t aLow[] = {
+    UINT64_MAX, 0, 499, 500, 899, 900, UINT64_MAX, 6, 7, UINT64_MAX, 0,
+    UINT64_MAX,
+  };
+  aMadeLow = aWideLow;
+  ring *r = build_abc(&test_points, aWide, 5, RING_LOOKUP_ABOVE,
+                      RING_TIES_LAST, 0);
+  aMadeLow = NULL;
+  CHECK( r!=NULL );
+  if( r==NULL ) return;
+  CHECK( owners_low_are(r, aTop, aLow, 12, "aaabbcccaaaa") );
+  CHECK( r->nodes[ring_lookup(r, 1000)].name[0]=='c' );
+  CHECK( units_are(r, "a:1000-999#0 b:1000-999#0 c:3000-2999#0 "
+                      "a:20000-19999#1") );
+  CHECK( r->lows && r->lows[0]==500 && r->lows[1]==900 && r->lows[2]==7
+      && r->lows[3]==0 );
+  /* Over the top words b's arc is empty: a: [0, 999] and [3000, 65535];
+  ** c: [1000, 2999]. */
+  CHECK( counts_are(r, 2, 1, 1, 1000+62536, 0, 2000) );
+  ring_release(r);
+
+  /* A run of equal top words at 0, which under the strictly-above rule
+  ** wraps to the last units: a (0, 10), b (0, 20), c (100, 0). Keys at 0
+  ** walk back across the wrap; a key above every point wraps to a. */
+  static const made_point aZero[] = { {0, 0}, {1, 0}, {2, 100} };
+  static const uint64_t aZeroLow[] = { 10, 20, 0 };
+  static const uint64_t aZeroTop[] = { 0, 0, 0, 65535 };
+  static const uint64_t aZeroKeyLow[] = { 5, 10, 20, UINT64_MAX };
+  aMadeLow = aZeroLow;
+  r = build_abc(&test_points, aZero, 3, RING_LOOKUP_ABOVE, RING_TIES_LAST, 0);
+  aMadeLow = NULL;
+  CHECK( r!=NULL );
+  if( r==NULL ) return;
+  CHECK( owners_low_are(r, aZeroTop, aZeroKeyLow, 4, "abca") );
+  CHECK( units_are(r, "c:100-99#0 a:0-65535#0 b:0-65535#0") );
+  ring_release(r);
+}
+
 static void test_predecessor(void){
   ring *r = build_abc(&test_points, aRing, N_RING, RING_LOOKUP_PREDECESSOR,
                       RING_TIES_NAME, 0);
@@ -372,6 +450,26 @@ static void test_table_rule(void){
                    64)==NULL );
 }
 
+/* How many allocations fail in turn before aRing builds under lookup
+** (with aMadeLow's low words when set), each failure leaking nothing. */
+static int oom_faults(const ring_algo *alg, ring_lookup_rule lookup){
+  int bOk = 0, nFault = 0;
+  for(int n=0; n<100 && !bOk; n++){
+    int nBefore = nLive;
+    nUntilFail = n;
+    ring *r = build_abc(alg, aRing, N_RING, lookup, RING_TIES_LAST, 16);
+    nUntilFail = -1;
+    if( r ){
+      bOk = 1;
+      ring_release(r);
+    }else{
+      nFault++;
+    }
+    CHECK( nLive==nBefore );
+  }
+  return bOk ? nFault : -1;
+}
+
 /* Every allocation of each rule's build failing in turn: RING_NOMEM, and
 ** nothing left allocated. */
 static void test_oom(void){
@@ -382,22 +480,15 @@ static void test_oom(void){
   for(size_t i=0; i<sizeof(aRule)/sizeof(aRule[0]); i++){
     const ring_algo *alg = aRule[i]==RING_LOOKUP_TABLE ? &test_table
                                                        : &test_points;
-    int bOk = 0, nFault = 0;
-    for(int n=0; n<100 && !bOk; n++){
-      int nBefore = nLive;
-      nUntilFail = n;
-      ring *r = build_abc(alg, aRing, N_RING, aRule[i], RING_TIES_LAST, 16);
-      nUntilFail = -1;
-      if( r ){
-        bOk = 1;
-        ring_release(r);
-      }else{
-        nFault++;
-      }
-      CHECK( nLive==nBefore );
-    }
-    CHECK( bOk && nFault>3 );
+    CHECK( oom_faults(alg, aRule[i])>3 );
   }
+  /* 128-bit points: their low words' array fails too, one more. */
+  static const uint64_t aRingLow[N_RING] = { 1, 2, 3, 4, 5 };
+  int nPlain = oom_faults(&test_points, RING_LOOKUP_ABOVE);
+  aMadeLow = aRingLow;
+  int nWide = oom_faults(&test_points, RING_LOOKUP_ABOVE);
+  aMadeLow = NULL;
+  CHECK( nPlain>3 && nWide==nPlain+1 );
 }
 
 int main(void){
@@ -405,6 +496,7 @@ int main(void){
   test_successor();
   test_own_ties();
   test_above();
+  test_above_low();
   test_predecessor();
   test_nearest();
   test_table_rule();

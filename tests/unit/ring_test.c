@@ -133,6 +133,28 @@ static void test_hash(void){
     CHECK( hash_bytes(HASH_MURMUR3_32, 9, aM3[i].z, strlen(aM3[i].z))==aM3[i].h );
   }
   CHECK( hash_space_bits(HASH_MURMUR3_32)==32 && !hash_has_seed(HASH_MURMUR3_32) );
+  /* md5_128: RFC 1321's MD5 of "abc", 900150983cd24fb0d6963f7d28e17f72,
+  ** as a 128-bit big-endian integer in two halves; the same through a key
+  ** rule with a step (the stream: prefix "a" before the key "bc"). */
+  uint64_t low = 0;
+  CHECK( hash_md5_128("abc", 3, &low)==0x900150983cd24fb0u
+         && low==0xd6963f7d28e17f72u );
+  CHECK( hash_bytes(HASH_MD5_128, 0, "abc", 3)==0x900150983cd24fb0u );
+  CHECK( hash_space_bits(HASH_MD5_128)==64 && !hash_has_seed(HASH_MD5_128) );
+  ring_keys kMd5;
+  ring_keys_init(&kMd5, HASH_MD5_128, 0);
+  low = 0;
+  CHECK( ring_keys_place_low(&kMd5, "abc", 3, &low)==0x900150983cd24fb0u
+         && low==0xd6963f7d28e17f72u );
+  CHECK( ring_keys_add_step(&kMd5, RING_KEY_PREFIX, 1, "a", 1)==0 );
+  low = 0;
+  CHECK( ring_keys_place_low(&kMd5, "bc", 2, &low)==0x900150983cd24fb0u
+         && low==0xd6963f7d28e17f72u );
+  ring_keys kXxh;
+  ring_keys_init(&kXxh, HASH_XXH3, 0);
+  low = 1;
+  CHECK( ring_keys_place_low(&kXxh, "abc", 3, &low)==hash_bytes(HASH_XXH3, 0, "abc", 3)
+         && low==0 );
 
   /* hash_tag_part: the bytes between the first open and the next close. */
   static const struct { const char *key, *part; } aTag[] = {
@@ -901,7 +923,7 @@ static void test_options(void){
   CHECK( options_set(&cfg, &g, "ties", "bogus", zErr, sizeof(zErr))==1 );
   CHECK( strcmp(zErr, "ties: unknown value 'bogus'; accepted: name, first, last")==0 );
   CHECK( has(options_names(buf, sizeof(buf)), "algorithm, hash, vnodes, seed, hash_tag, label, first, ties, table, avalanche, min_ring, max_ring") );
-  CHECK( strcmp(options_takers("vnodes", buf, sizeof(buf)), "ring, ketama, hashring, dubbo, groupcache, uhashring_ketama")==0 );
+  CHECK( strcmp(options_takers("vnodes", buf, sizeof(buf)), "ring, ketama, hashring, dubbo, groupcache, uhashring, uhashring_ketama")==0 );
   CHECK( strcmp(options_takers("min_ring", buf, sizeof(buf)), "envoy_ring")==0 );
 
   /* A seed given as 0 is the default, which hashes without a seed have
