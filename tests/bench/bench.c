@@ -284,13 +284,21 @@ static void bench_routers(sqlite3 *db){
   for(int i=0; i<2; i++){
     char *az[MAX_ROUTER_ALGO] = { 0 };
     for(int a=0; a<nAlgo; a++){
+      /* A ring whose nodes carry their tokens (cassandra) gets one each,
+      ** spread evenly over the signed 64-bit tokens. */
+      int bTokens = strcmp(azRouterAlgo[a], "cassandra")==0;
+      char *zTokens = sqlite3_mprintf(
+          ", printf('%%d', (x - %d) * (9000000000000000000 / %d * 2))",
+          aNode[i]/2, aNode[i]);
       char *zSql = sqlite3_mprintf(
           "CREATE VIRTUAL TABLE \"rt_%s_%d\" USING chash(algorithm=%s);"
           "WITH RECURSIVE s(x) AS (SELECT 0 UNION ALL SELECT x+1 FROM s"
-          " WHERE x<%d) INSERT INTO \"rt_%s_%d\"(node)"
-          " SELECT printf('node-%%04d', x) FROM s",
+          " WHERE x<%d) INSERT INTO \"rt_%s_%d\"(node%s)"
+          " SELECT printf('node-%%04d', x)%s FROM s",
           azRouterAlgo[a], aNode[i], azRouterAlgo[a], aNode[i]-1,
-          azRouterAlgo[a], aNode[i]);
+          azRouterAlgo[a], aNode[i], bTokens ? ", tokens" : "",
+          bTokens ? zTokens : "");
+      sqlite3_free(zTokens);
       exec(db, zSql);
       sqlite3_free(zSql);
       az[a] = sqlite3_mprintf("SELECT count(ch_locate(id, 'rt_%s_%d')) " SCAN,
