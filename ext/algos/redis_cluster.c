@@ -374,6 +374,48 @@ static int redis_check_commit(const ring_config *cfg, const ring_commit *c,
   return RING_OK;
 }
 
+/*
+** ch_check's line for a map with slots no master serves: their count and
+** ranges, in slot order, as "5461-5470, 16383". The runs are the ring's
+** unowned points (each ends a run; the run starts after the point before).
+** Ranges that do not fit in zMsg are counted at the end instead.
+*/
+static int redis_describe_gaps(const ring *r, char *zMsg, size_t nMsg){
+  uint32_t nFree = 0, nRun = 0;
+  for(uint32_t k=0; k<r->n_points; k++){
+    if( r->owners[k]!=RING_UNOWNED ) continue;
+    uint64_t first = k ? r->positions[k-1]+1 : 0;
+    nFree += (uint32_t)(r->positions[k] - first + 1);
+    nRun++;
+  }
+  if( nRun==0 ) return 0;
+  int n = snprintf(zMsg, nMsg, "algorithm redis_cluster: %u slot%s served by "
+                   "no master (a key there gets no node): ", nFree,
+                   nFree==1 ? " is" : "s are");
+  const size_t nTail = 40;              /* room for ", and N more ranges" */
+  uint32_t nListed = 0;
+  for(uint32_t k=0; k<r->n_points && n>=0 && (size_t)n<nMsg; k++){
+    if( r->owners[k]!=RING_UNOWNED ) continue;
+    uint64_t first = k ? r->positions[k-1]+1 : 0;
+    uint64_t last = r->positions[k];
+    char zRun[32];
+    int nR = first==last
+           ? snprintf(zRun, sizeof(zRun), "%s%llu", nListed ? ", " : "",
+                      (unsigned long long)first)
+           : snprintf(zRun, sizeof(zRun), "%s%llu-%llu", nListed ? ", " : "",
+                      (unsigned long long)first, (unsigned long long)last);
+    if( (size_t)n + (size_t)nR + nTail >= nMsg ) break;
+    memcpy(zMsg+n, zRun, (size_t)nR+1);
+    n += nR;
+    nListed++;
+  }
+  if( nListed<nRun && n>=0 && (size_t)n<nMsg ){
+    snprintf(zMsg+n, nMsg-(size_t)n, ", and %u more range%s", nRun-nListed,
+             nRun-nListed==1 ? "" : "s");
+  }
+  return 1;
+}
+
 /* Not required, no example: without slots the ring is the fresh layout. */
 static const ring_column redis_columns[] = {
   { .name = "slots", .about = "a master's slots as CLUSTER NODES lists "
@@ -399,6 +441,7 @@ const ring_algo algo_redis_cluster = {
   .node_positions = redis_node_positions,
   .check_commit = redis_check_commit,
   .commit_needs = redis_commit_needs,
+  .describe_gaps = redis_describe_gaps,
   .doc = {
     .summary = "the masters of a Redis Cluster made by `redis-cli --cluster "
                "create`, or of a live one (column `slots`)",

@@ -242,6 +242,15 @@ struct ring_algo {
   /* What check_commit reads of its ring_commit beyond gone and last_kept
   ** under cfg: RING_COMMIT_* bits. NULL function: nothing more. */
   unsigned (*commit_needs)(const ring_config *cfg);
+
+  /*
+  ** What ch_check says of the ring's last version, built, beyond whether
+  ** it builds: a state the ring allows but its user should hear of (a
+  ** live Redis map's slots that no master serves). 0, or 1 with the line
+  ** in zMsg (cut short with a count of what it leaves out, never
+  ** silently). NULL function: nothing to say.
+  */
+  int (*describe_gaps)(const ring *r, char *zMsg, size_t nMsg);
 };
 
 /* The registry (ext/algos/registry.c): every algorithm, then NULL. */

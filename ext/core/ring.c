@@ -132,6 +132,11 @@ int ring_check_commit(const ring_config *cfg, const ring_commit *c,
   return cfg->algo->check_commit(cfg, c, zErr, nErr);
 }
 
+int ring_describe_gaps(const ring *r, char *zMsg, size_t nMsg){
+  if( r->config.algo->describe_gaps==NULL ) return 0;
+  return r->config.algo->describe_gaps(r, zMsg, nMsg);
+}
+
 unsigned ring_counts_round_needs(const ring_config *cfg){
   return cfg->vnodes<8 ? RING_COMMIT_NODES : 0;
 }

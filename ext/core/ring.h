@@ -274,6 +274,10 @@ unsigned ring_commit_needs(const ring_config *cfg);
 int ring_check_commit(const ring_config *cfg, const ring_commit *c,
                       char *zErr, size_t nErr);
 
+/* What the algorithm says of built ring r beyond its integrity (algo.h,
+** describe_gaps): 0, or 1 with a line for ch_check in zMsg. */
+int ring_describe_gaps(const ring *r, char *zMsg, size_t nMsg);
+
 /*
 ** Build a ring from n nodes. On success *ppRing holds a ring with one
 ** reference. On RING_INVALID, zErr (nErr bytes) says why (duplicate node,

@@ -21,6 +21,10 @@
 **   together   the replay of the history equals %_nodes, and every
 **              version builds and would have committed (the algorithm's
 **              commit rule: jump's order, ketama's points)
+**   the ring   what the algorithm says of the last version, built, that
+**              a user should hear of though the ring allows it (a live
+**              Redis map's slots no master serves); ch_check only, as
+**              it is no damage for PRAGMA integrity_check to report
 **
 ** It never stops at the first problem: each line names the shadow table
 ** (or the version) and what is wrong. The cost is a read of the three
@@ -59,6 +63,7 @@ typedef struct check_state {
   int64_t epoch, nextid, points;
   int bEpoch, bNextid, bPoints;
   int bHistory;            /* %_history was read (the replay is complete) */
+  int bGaps;               /* report what the algorithm says of the ring */
 } check_state;
 
 /* A node of the history replay: its id, name and weight as of the row
@@ -601,6 +606,11 @@ static void check_replay_version(check_state *k, check_replay *p,
     if( k->rc ) return;
     ring *r = NULL;
     rcRing = ring_build(&k->config, p->aList, nIn, &r, zMsg, sizeof(zMsg));
+    char zGaps[1024];
+    if( rcRing==RING_OK && bLast && k->bGaps
+     && ring_describe_gaps(r, zGaps, sizeof(zGaps)) ){
+      check_problem(k, "version %lld: %s", (long long)iVersion, zGaps);
+    }
     ring_release(r);
   }
   if( rcRing==RING_OK && iVersion<=k->epoch ){
@@ -948,7 +958,7 @@ static void check_replay_matches(check_state *k, check_replay *p){
 }
 
 int check_ring(sqlite3 *db, const char *zSchema, const char *zName,
-               int bQuick, char **pzReport){
+               int bQuick, int bGaps, char **pzReport){
   check_state k;
   check_replay replay;
   memset(&k, 0, sizeof(k));
@@ -958,6 +968,7 @@ int check_ring(sqlite3 *db, const char *zSchema, const char *zName,
   k.db = db;
   k.zSchema = zSchema;
   k.zName = zName;
+  k.bGaps = bGaps;
   k.pReport = sqlite3_str_new(db);
   /* Shadow tables that are not the ring's own kind are not read at all:
   ** a view or a trigger there runs SQL the file chose. */
@@ -996,7 +1007,7 @@ void check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   int rc = spec_ring_table(sqlite3_user_data(ctx), argc>0 ? argv[0] : NULL,
                            "ch_check", &zSchema, &zName, &zErr);
   if( rc==SQLITE_OK ){
-    rc = check_ring(sqlite3_context_db_handle(ctx), zSchema, zName, 0,
+    rc = check_ring(sqlite3_context_db_handle(ctx), zSchema, zName, 0, 1,
                     &zReport);
   }
   if( rc==SQLITE_OK ){

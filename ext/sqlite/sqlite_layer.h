@@ -471,10 +471,12 @@ int spec_ring_table(chash_conn *conn, sqlite3_value *pSpec, const char *zFunc,
 ** Check the shadow tables of ring table zSchema.zName (check.c says what
 ** is checked). *pzReport gets NULL if every check holds, else the
 ** problems, one per line (free it). bQuick (PRAGMA quick_check) leaves out
-** building every version. Returns SQLITE_OK, or the error that stopped it.
+** building every version; bGaps (ch_check) adds what the algorithm says
+** of the last version (ring_describe_gaps). Returns SQLITE_OK, or the
+** error that stopped it.
 */
 int check_ring(sqlite3 *db, const char *zSchema, const char *zName,
-               int bQuick, char **pzReport);
+               int bQuick, int bGaps, char **pzReport);
 
 /* ch_check([ring]): 'ok', or the problems check_ring finds. */
 void check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
