@@ -12,6 +12,7 @@
 
 #include "algo.h"
 #include "config.h"
+#include "utf8.h"
 
 extern const config_format config_nginx, config_haproxy, config_nutcracker,
                            config_envoy, config_libmemcached,
@@ -123,8 +124,29 @@ config_pool *config_pool_add(config_file *f, const char *z, size_t n,
   return p;
 }
 
+/* Whether z (n bytes) is UTF-8: every sequence whole, none overlong, no
+** surrogate, nothing above U+10FFFF. */
+static int config_is_utf8(const char *z, size_t n){
+  const unsigned char *u = (const unsigned char *)z;
+  for(size_t i=0; i<n; ){
+    unsigned len = utf8_length(u[i]);
+    if( len==0 || len>n-i ) return 0;
+    for(unsigned k=1; k<len; k++) if( (u[i+k]&0xC0)!=0x80 ) return 0;
+    if( len>1 && utf8_decode(u+i, len)==0xFFFD
+        && memcmp(u+i, "\xEF\xBF\xBD", len)!=0 ) return 0;
+    i += len;
+  }
+  return 1;
+}
+
 int config_node_add(config_file *f, config_pool *p, const char *z, size_t n,
                     double weight, int line){
+  /* Names are text: a byte that is not UTF-8 would be read as another
+  ** character by the spec, and the node named otherwise than the text. */
+  if( !config_is_utf8(z, n) ){
+    config_refuse(f, p, "line %d: server name is not UTF-8", line);
+    return 0;
+  }
   for(uint32_t i=0; i<p->n_nodes; i++){
     if( strlen(p->nodes[i].name)==n && memcmp(p->nodes[i].name, z, n)==0 ){
       config_refuse(f, p, "line %d: server '%.*s' is listed twice in %s "
@@ -159,7 +181,13 @@ int config_node_add(config_file *f, config_pool *p, const char *z, size_t n,
 
 int config_node_column(config_file *f, config_pool *p, unsigned i,
                        const char *z, size_t n){
+  if( p->refusal || p->n_nodes==0 ) return 0;   /* the node was refused */
   config_node *node = &p->nodes[p->n_nodes-1];
+  if( !config_is_utf8(z, n) ){
+    config_refuse(f, p, "server %.200s: its %s is not UTF-8", node->name,
+                  ring_algorithm_from_name(p->algorithm)->columns[i].name);
+    return 0;
+  }
   char *zCopy = config_strndup(z, n);
   if( zCopy==NULL ){ f->nomem = 1; return 1; }
   ring_dealloc(node->columns[i]);
