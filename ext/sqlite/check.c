@@ -37,7 +37,7 @@
 ** nodes (but for an algorithm whose commit rule reads every node, ketama
 ** and hashring with vnodes under 8). PRAGMA quick_check skips the versions.
 **
-** Longer than most files here (about 680 lines) because it is one list of
+** Longer than most files here (about 1,000 lines) because it is one list of
 ** checks, table by table, each a few lines; split, a reader would have to
 ** hold three files to see what "ok" promises.
 */
