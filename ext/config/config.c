@@ -18,13 +18,14 @@ extern const config_format config_nginx, config_haproxy, config_nutcracker,
                            config_envoy, config_libmemcached,
                            config_hashring, config_spymemcached,
                            config_nodetool_ring, config_redis_nodes,
-                           config_dalli, config_pymemcache;
+                           config_dalli, config_pymemcache,
+                           config_redis_cli;
 
 static const config_format *const config_formats[] = {
   &config_nutcracker, &config_nginx, &config_haproxy, &config_envoy,
   &config_libmemcached, &config_spymemcached, &config_hashring,
   &config_nodetool_ring, &config_redis_nodes, &config_dalli,
-  &config_pymemcache, NULL
+  &config_pymemcache, &config_redis_cli, NULL
 };
 
 const config_format *config_format_find(const char *zName){
