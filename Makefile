@@ -340,7 +340,7 @@ test-hard: $(LOADABLE) build/runner build/concurrency build/crash
 # found through the ASan+UBSan build.
 FUZZ_TARGETS = options spec keys dml corrupt nginx haproxy nutcracker envoy \
                libmemcached spymemcached hashring nodetool_ring redis_nodes \
-               dalli pymemcache
+               dalli pymemcache redis_cli
 FUZZ_SECONDS ?= 60
 FUZZ_SANITIZE ?= address,undefined
 FUZZ_OPT = $(if $(findstring address,$(FUZZ_SANITIZE)),-O1,-O2)

@@ -2,11 +2,11 @@
 ** tests/fuzz/fuzz_config.h: what the configuration fuzz targets
 ** (fuzz_nginx.c, fuzz_haproxy.c, fuzz_nutcracker.c, fuzz_envoy.c,
 ** fuzz_libmemcached.c, fuzz_hashring.c, fuzz_nodetool_ring.c,
-** fuzz_redis_nodes.c, fuzz_dalli.c, fuzz_pymemcache.c) share. The input is
-** a configuration text of format FUZZ_FORMAT, read by ch_config with no
-** pool name and with the name "a"; a spec it gives is placed on
-** (ch_locate) and written back (ch_export), and the text written must
-** read back as the same spec: an input where it does not is a crash.
+** fuzz_redis_nodes.c, fuzz_dalli.c, fuzz_pymemcache.c, fuzz_redis_cli.c)
+** share. The input is a configuration text of format FUZZ_FORMAT, read by
+** ch_config with no pool name and with the name "a"; a spec it gives is
+** placed on (ch_locate) and written back (ch_export), and the text written
+** must read back as the same spec: an input where it does not is a crash.
 */
 #include "fuzz.h"
 
