@@ -106,7 +106,7 @@ class Procs:
         with open(os.path.join(self.tmp, log), 'wb') as out:
             self.procs.append(subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT))
 
-    def redis(self, host, port, cluster):
+    def redis(self, host, port, cluster, extra=()):
         d = os.path.join(self.tmp, '%s-%d' % (host, port))
         os.mkdir(d)
         args = ['redis-server', '--bind', host, '--port', str(port),
@@ -117,7 +117,7 @@ class Procs:
             args += ['--cluster-enabled', 'yes',
                      '--cluster-config-file', os.path.join(d, 'nodes.conf'),
                      '--cluster-node-timeout', '15000']
-        self.start(args, '%s-%d.out' % (host, port))
+        self.start(args + list(extra), '%s-%d.out' % (host, port))
 
     def stop(self):
         stop(self.procs, timeout=10)

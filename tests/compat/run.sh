@@ -62,6 +62,9 @@ timeout 300 /usr/bin/python3 tests/compat/redis_compat.py ./chash.so
 # a live Redis Cluster's map (CLUSTER NODES) after reshard, add-node,
 # rebalance and a failover, on real redis-server clusters
 timeout 300 /usr/bin/python3 tests/compat/redis_live.py ./chash.so
+# a redis-cli --cluster create command line (format redis_cli), read and
+# written, run by a shell against redis-server on three loopback addresses
+timeout 300 /usr/bin/python3 tests/compat/redis_cli_create.py ./chash.so
 
 # kafka and guava: npm kafkajs 2.x (into build/compat/npm), Debian's
 # librdkafka-dev (a small C program) and libguava-java (a small Java
