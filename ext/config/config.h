@@ -4,9 +4,9 @@
 **
 ** A parser (one file per format: nginx.c, haproxy.c, nutcracker.c, envoy.c,
 ** libmemcached.c, spymemcached.c, npm_hashring.c, nodetool_ring.c,
-** redis_nodes.c, dalli_servers.c, pymemcache_servers.c) reads a text into
-** a config_file: every pool the text holds (an nginx upstream, a HAProxy
-** backend, a twemproxy pool), each with its algorithm, options
+** redis_nodes.c, redis_cli.c, dalli_servers.c, pymemcache_servers.c) reads
+** a text into a config_file: every pool the text holds (an nginx upstream,
+** a HAProxy backend, a twemproxy pool), each with its algorithm, options
 ** and nodes in the text's order. What chash would place differently than
 ** the program is never a pool that looks right: a fault of the whole text
 ** (a syntax error, an include) is the file's error, and a fault of one
