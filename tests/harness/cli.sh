@@ -57,6 +57,14 @@ got=$("$tool" locate --format nginx --config nginx.conf --name app < keys.txt)
 want=$(sqlk "SELECT k || char(9) || ch_locate(k, ch_config('nginx', readfile('nginx.conf'), 'app')) FROM k")
 check "locate < keys" "$got" "$want"
 
+# a redis-cli --cluster create command line (format redis_cli), and the
+# help's list of formats, which names it.
+printf 'redis-cli --cluster create \\\n  b:1 a:1 a:2 a:3 c:1 b:2 --cluster-replicas 1\n' > create.sh
+got=$("$tool" locate --format redis_cli --config create.sh user:1 user:2 '{a}b')
+want=$(sql "SELECT k || char(9) || ch_locate(k, ch_config('redis_cli', readfile('create.sh'))) FROM (SELECT 'user:1' AS k UNION ALL SELECT 'user:2' UNION ALL SELECT '{a}b')")
+check "locate --format redis_cli" "$got" "$want"
+check "--help lists redis_cli" "$("$tool" --help | grep -c 'redis_cli')" 1
+
 # diff: the exact share per src -> dst, and the exit status 1 (keys move).
 set +e
 got=$("$tool" diff --format nutcracker old.yml new.yml); rc=$?
