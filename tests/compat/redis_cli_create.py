@@ -32,6 +32,7 @@ import time
 
 from compatkit import chash_db, report_variants, wait_listening
 from redis_compat import Procs, Resp, make_keys, pick_ports
+from redis_live import moved_owner
 
 DEADLINE = time.monotonic() + 120          # the whole run, in seconds
 KEYS = 2500
@@ -65,20 +66,6 @@ def cluster_masters(members):
             return [name for _, name in sorted(masters)]
         time.sleep(0.1)
     raise SystemExit('redis_cli compat: the cluster never settled')
-
-
-def moved_owner(conn, addr, keys):
-    """Where the node at addr says each key lives: itself, or the address
-    of its -MOVED answer."""
-    out = []
-    for k, r in zip(keys, conn.pipeline([[b'GET', k] for k in keys])):
-        if r is None:
-            out.append(addr)
-        elif isinstance(r, tuple) and r[1].startswith(b'MOVED '):
-            out.append(r[1].split()[2].decode())
-        else:
-            raise SystemExit('redis_cli compat: GET %r: %r' % (k, r))
-    return out
 
 
 def locate(db, spec, keys):
