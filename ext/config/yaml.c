@@ -38,39 +38,69 @@ static int yaml_depth(yaml_document_t *d, yaml_node_t *node, int depth,
   return deepest;
 }
 
-/* libyaml's own nesting is unbounded: count the brackets and indents of
-** the text first, so a hostile text never reaches its recursion. */
-static int yaml_text_too_deep(const char *z, size_t n){
-  int depth = 0;
-  for(size_t i=0; i<n; i++){
-    if( z[i]=='[' || z[i]=='{' ){
-      if( ++depth>CONFIG_MAX_DEPTH*4 ) return 1;
-    }else if( (z[i]==']' || z[i]=='}') && depth>0 ){
+/* The failure of a parser that stopped. */
+static void config_yaml_parser_fail(yaml_parser_t *parser, config_file *f){
+  if( parser->error==YAML_MEMORY_ERROR ){
+    f->nomem = 1;
+  }else{
+    config_fail(f, "line %d: %s%s%s", (int)parser->problem_mark.line+1,
+                parser->problem ? parser->problem : "not YAML",
+                parser->context ? " " : "",
+                parser->context ? parser->context : "");
+  }
+}
+
+/* libyaml loads a document of any depth, and only the first document of
+** a text. So the text's events are read first: the nesting as libyaml
+** sees it (a bracket inside a string is none), stopping as soon as it is
+** too deep, and a second document, which the formats would silently leave
+** out. 0, or 1 with the file's error set. */
+static int yaml_events_check(const char *z, size_t n, config_file *f){
+  yaml_parser_t parser;
+  if( !yaml_parser_initialize(&parser) ){ f->nomem = 1; return 1; }
+  yaml_parser_set_input_string(&parser, (const unsigned char *)z, n);
+  int depth = 0, nDocument = 0, rc = 0;
+  for(;;){
+    yaml_event_t event;
+    if( !yaml_parser_parse(&parser, &event) ){
+      config_yaml_parser_fail(&parser, f);
+      rc = 1;
+      break;
+    }
+    yaml_event_type_t type = event.type;
+    int line = (int)event.start_mark.line+1;
+    yaml_event_delete(&event);
+    if( type==YAML_STREAM_END_EVENT ) break;
+    if( type==YAML_DOCUMENT_START_EVENT && ++nDocument>1 ){
+      config_fail(f, "line %d: a second YAML document (the text is one "
+                  "document)", line);
+      rc = 1;
+      break;
+    }
+    if( type==YAML_SEQUENCE_START_EVENT || type==YAML_MAPPING_START_EVENT ){
+      if( ++depth>CONFIG_MAX_DEPTH+1 ){
+        config_fail(f, "line %d: the document is nested more than %d deep",
+                    line, CONFIG_MAX_DEPTH);
+        rc = 1;
+        break;
+      }
+    }else if( type==YAML_SEQUENCE_END_EVENT || type==YAML_MAPPING_END_EVENT ){
       depth--;
     }
   }
-  return 0;
+  yaml_parser_delete(&parser);
+  return rc;
 }
 
 int config_yaml_load(const char *z, size_t n, yaml_document_t *d,
                      config_file *f){
-  if( yaml_text_too_deep(z, n) ){
-    config_fail(f, "brackets nested more than %d deep", CONFIG_MAX_DEPTH*4);
-    return 1;
-  }
+  if( yaml_events_check(z, n, f) ) return 1;
   yaml_parser_t parser;
   if( !yaml_parser_initialize(&parser) ){ f->nomem = 1; return 1; }
   yaml_parser_set_input_string(&parser, (const unsigned char *)z, n);
   int ok = yaml_parser_load(&parser, d);
   if( !ok ){
-    if( parser.error==YAML_MEMORY_ERROR ){
-      f->nomem = 1;
-    }else{
-      config_fail(f, "line %d: %s%s%s", (int)parser.problem_mark.line+1,
-                  parser.problem ? parser.problem : "not YAML",
-                  parser.context ? " " : "",
-                  parser.context ? parser.context : "");
-    }
+    config_yaml_parser_fail(&parser, f);
     yaml_parser_delete(&parser);
     return 1;
   }
