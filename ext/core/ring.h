@@ -1,7 +1,8 @@
 /*
 ** ring.h: the ring core. Pure C, no SQLite calls, testable alone.
 **
-** A ring is an immutable snapshot built from a list of (node, weight) pairs
+** A ring is an immutable snapshot (but for a lookup table ring_lookup
+** makes for itself, see there) built from a list of (node, weight) pairs
 ** and a ring_config. It answers "which node owns this key position" and
 ** "what fraction of the hash space does each node own".
 **
@@ -105,10 +106,17 @@ typedef struct ring {
   uint32_t *index;         /*   first point of each bucket of positions */
   unsigned index_shift;    /*   a position's bucket: pos >> index_shift, */
   uint32_t index_last;     /*   at most index_last (ring_index.c) */
-  uint32_t *owner_table;   /*   big rings: the owner of each of many finer
-                           **   buckets, or where to look (ring_index.c) */
-  unsigned owner_shift;    /*   a position's entry: pos >> owner_shift, */
-  uint32_t owner_last;     /*   at most owner_last */
+  void *owner_table;       /*   big rings: the owner of each of many finer
+                           **   buckets, or where to look (ring_index.c);
+                           **   16-bit entries, or 32 (owner_wide) */
+  int owner_wide;
+  unsigned owner_bits;     /*   2^owner_bits entries: pos >> owner_shift, */
+  unsigned owner_shift;    /*   at most owner_last */
+  uint32_t owner_last;
+  uint32_t owner_due;      /*   lookups left before the table is made; 0:
+                           **   made, or none for this ring. ring_lookup
+                           **   writes it: a ring is looked up by one
+                           **   thread at a time */
   uint32_t n_units;        /* slots and buckets rings: */
   uint32_t *unit_owners;   /*   unit -> index in nodes */
   uint64_t *tokens;        /* points rings: the points, when positions are
@@ -311,7 +319,10 @@ void ring_release(ring *r);
 /*
 ** The index in r->nodes of the node that owns key position pos, or
 ** RING_UNOWNED. The ring must have at least one node, and its algorithm
-** no key_lookup (algo.h: its keys have no one position).
+** no key_lookup (algo.h: its keys have no one position). A big ring
+** looked up often enough makes its owner table here (ring_index.c), the
+** one change a ring sees after its build: a ring is looked up by one
+** thread at a time (the extension's rings belong to one connection).
 */
 uint32_t ring_lookup(const ring *r, uint64_t pos);
 

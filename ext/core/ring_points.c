@@ -549,6 +549,38 @@ static uint32_t make_match(const ring *r, const ring *prev,
   return nKept;
 }
 
+/* What make_merge reads, in locals the compiler need not reload after
+** each point written (restrict: the arrays do not overlap a). */
+typedef struct merge_from {
+  const uint64_t *restrict aTok;      /* prev's points */
+  const uint32_t *restrict aOwner;    /* prev's owners */
+  const uint32_t *restrict aReplica;  /* prev's replica numbers, or NULL */
+  const uint32_t *restrict aKeep, *restrict aFrom, *restrict aBase;
+} merge_from;
+
+/* Merge prev's points p0..p1-1 that are kept with the new points from
+** *ppNew on (up to pEnd) below them, into a from *ppOut on. */
+static inline void merge_range(const merge_from *f, uint32_t p0, uint32_t p1,
+                               const ring_point **ppNew,
+                               const ring_point *pEnd, ring_point **ppOut){
+  const ring_point *pNew = *ppNew;
+  ring_point *out = *ppOut;
+  for(uint32_t p=p0; p<p1; p++){
+    uint32_t j = f->aFrom[f->aOwner[p]];
+    if( j==UINT32_MAX ) continue;
+    uint32_t replica = f->aReplica ? f->aReplica[p] : 0;
+    if( replica>=f->aKeep[j] ) continue;
+    uint64_t pos = f->aTok[p];
+    while( pNew<pEnd && pNew->pos<pos ) *out++ = *pNew++;
+    out->pos = pos;
+    out->node = j;
+    out->made = f->aBase[j] + replica;
+    out++;
+  }
+  *ppNew = pNew;
+  *ppOut = out;
+}
+
 /*
 ** Merge prev's kept points (node and `made` in r's terms: aBase[j] +
 ** replica number) with the nNew sorted points of aNew into a, by position.
@@ -556,29 +588,25 @@ static uint32_t make_match(const ring *r, const ring *prev,
 static void make_merge(const ring *prev, const uint32_t *aKeep,
                        const uint32_t *aFrom, const uint32_t *aBase,
                        const ring_point *aNew, uint32_t nNew, ring_point *a){
-  const uint64_t *aTok = prev->tokens ? prev->tokens : prev->positions;
-  uint32_t n = prev->n_points, start = 0, out = 0, i = 0;
+  merge_from f = {
+    .aTok = prev->tokens ? prev->tokens : prev->positions,
+    .aOwner = prev->owners, .aReplica = prev->replicas,
+    .aKeep = aKeep, .aFrom = aFrom, .aBase = aBase,
+  };
+  uint32_t n = prev->n_points, start = 0;
   /* Tokens are the points in position order but for a rotation (ends that
   ** wrap come first or last): start at the lowest. */
   for(uint32_t k=1; prev->tokens && k<n; k++){
-    if( aTok[k]<aTok[k-1] ){
+    if( f.aTok[k]<f.aTok[k-1] ){
       start = k;
       break;
     }
   }
-  for(uint32_t q=0; q<n; q++){
-    uint32_t p = start+q<n ? start+q : start+q-n;
-    uint32_t j = aFrom[prev->owners[p]];
-    if( j==UINT32_MAX ) continue;
-    uint32_t replica = prev->replicas ? prev->replicas[p] : 0;
-    if( replica>=aKeep[j] ) continue;
-    uint64_t pos = aTok[p];
-    while( i<nNew && aNew[i].pos<pos ) a[out++] = aNew[i++];
-    a[out].pos = pos;
-    a[out].node = j;
-    a[out++].made = aBase[j] + replica;
-  }
-  while( i<nNew ) a[out++] = aNew[i++];
+  const ring_point *pNew = aNew, *pEnd = aNew + nNew;
+  ring_point *out = a;
+  merge_range(&f, start, n, &pNew, pEnd, &out);
+  merge_range(&f, 0, start, &pNew, pEnd, &out);
+  while( pNew<pEnd ) *out++ = *pNew++;
 }
 
 int ring_points_make(ring *r, const ring *prev, const ring_points_maker *mk){
