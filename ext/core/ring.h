@@ -113,6 +113,9 @@ typedef struct ring {
   unsigned owner_bits;     /*   2^owner_bits entries: pos >> owner_shift, */
   unsigned owner_shift;    /*   at most owner_last */
   uint32_t owner_last;
+  unsigned owner_at_shift; /*   (pos >> owner_at_shift) & owner_at_mask:
+                           **   where pos is in its bucket, as one-point */
+  uint32_t owner_at_mask;  /*   entries give their point's */
   uint32_t owner_due;      /*   lookups left before the table is made; 0:
                            **   made, or none for this ring. ring_lookup
                            **   writes it: a ring is looked up by one

@@ -38,24 +38,11 @@
 
 #include "ring_index.h"
 
-/* The escape entry of a bucket b whose first point is k, for a table of
-** 2^bits entries of 16 bits over n points. */
-static uint16_t owner_escape_narrow(uint64_t b, uint32_t k, uint32_t n,
-                                    unsigned bits){
-  int64_t d = (int64_t)k - (int64_t)((b * n) >> bits) + OWNER_NEAR_BIAS;
-  if( d<0 || d>=(int64_t)(OWNER_FAR & ~OWNER_ESCAPE) ) return OWNER_FAR;
-  return (uint16_t)(OWNER_ESCAPE | (uint32_t)d);
-}
-
-/* Walk r's points into a table of 2^bits entries of 16 bits (wide: 32):
-** the buckets before point k's that hold no point go to k's owner; the
-** bucket of the first point in it is an escape. One walk for both
-** widths, made twice by the compiler (wide is a constant). */
-static inline __attribute__((always_inline))
-void owner_table_fill(const ring *r, void *table, unsigned shift,
-                      unsigned bits, int wide){
-  uint16_t *t16 = table;
-  uint32_t *t32 = table;
+/* Walk r's points into a table of 2^bits entries of 32 bits: the
+** buckets before point k's that hold no point go to k's owner; the bucket
+** of the first point in it is an escape to k. */
+static void owner_table_fill_wide(const ring *r, uint32_t *t, unsigned shift,
+                                  unsigned bits){
   uint32_t n = r->n_points, last = (uint32_t)(((uint64_t)1 << bits) - 1);
   uint32_t b = 0;
   for(uint32_t k=0; k<n; k++){
@@ -63,18 +50,46 @@ void owner_table_fill(const ring *r, void *table, unsigned shift,
     uint32_t to = bk<last ? (uint32_t)bk : last;
     if( to<b ) continue;                     /* its bucket has a point */
     uint32_t owner = r->owners[k];
-    if( wide ){
-      while( b<to ) t32[b++] = owner;
-      t32[b++] = OWNER_WIDE_ESCAPE | k;
-    }else{
-      while( b<to ) t16[b++] = (uint16_t)owner;
-      t16[b] = owner_escape_narrow(b, k, n, bits);
-      b++;
-    }
+    while( b<to ) t[b++] = owner;
+    t[b++] = OWNER_WIDE_ESCAPE | k;
   }
-  for(; b<=last; b++){                       /* wrapping to point 0 */
-    if( wide ) t32[b] = r->owners[0]; else t16[b] = (uint16_t)r->owners[0];
+  while( b<=last ) t[b++] = r->owners[0];    /* wrapping to point 0 */
+}
+
+/* The 16-bit entry of bucket b whose first point is k: a one-point entry
+** where it can be one (bOne: k is alone in b, and b's neighbours hold
+** none; r's owner_at_shift and owner_at_mask set), else an escape to k. */
+static uint16_t owner_escape_narrow(const ring *r, uint64_t b, uint32_t k,
+                                    int bOne, unsigned shift, unsigned bits){
+  if( bOne && shift>0 ){
+    uint64_t at = (r->positions[k] >> r->owner_at_shift) & r->owner_at_mask;
+    return (uint16_t)(OWNER_ONE | at);
   }
+  int64_t d = (int64_t)k - (int64_t)((b * r->n_points) >> bits)
+            + OWNER_NEAR_BIAS;
+  if( d<0 || d>=(int64_t)OWNER_PAYLOAD ) return OWNER_FAR;
+  return (uint16_t)(OWNER_ESCAPE | (uint32_t)d);
+}
+
+/* The same walk into entries of 16 bits. */
+static void owner_table_fill_narrow(const ring *r, uint16_t *t,
+                                    unsigned shift, unsigned bits){
+  uint32_t n = r->n_points, last = (uint32_t)(((uint64_t)1 << bits) - 1);
+  uint32_t b = 0;
+  for(uint32_t k=0; k<n; k++){
+    uint64_t bk = r->positions[k] >> shift;
+    uint32_t to = bk<last ? (uint32_t)bk : last;
+    if( to<b ) continue;                     /* its bucket has a point */
+    uint16_t owner = (uint16_t)r->owners[k];
+    /* Alone in a bucket between two without a point (not the first or
+    ** the last bucket, which wrap)? */
+    int bOne = b<to && to<last
+            && (k+1==n || (r->positions[k+1] >> shift) > (uint64_t)to+1);
+    while( b<to ) t[b++] = owner;
+    t[b] = owner_escape_narrow(r, b, k, bOne, shift, bits);
+    b++;
+  }
+  while( b<=last ) t[b++] = (uint16_t)r->owners[0];
 }
 
 int ring_index_owner_table(ring *r){
@@ -85,8 +100,13 @@ int ring_index_owner_table(ring *r){
   void *table = ring_alloc_lookup((wide ? 4 : 2) * ((size_t)1 << bits));
   if( table==NULL ) return RING_NOMEM;
   unsigned shift = space - bits;
-  if( wide ) owner_table_fill(r, table, shift, bits, 1);
-  else owner_table_fill(r, table, shift, bits, 0);
+  /* One-point entries keep the top OWNER_ONE_BITS bits of where their
+  ** point is in its bucket, or all of them in a smaller bucket. */
+  unsigned at = shift>OWNER_ONE_BITS ? OWNER_ONE_BITS : shift;
+  r->owner_at_shift = shift - at;
+  r->owner_at_mask = ((uint32_t)1 << at) - 1;
+  if( wide ) owner_table_fill_wide(r, table, shift, bits);
+  else owner_table_fill_narrow(r, table, shift, bits);
   r->owner_table = table;
   r->owner_wide = wide;
   r->owner_bits = bits;

@@ -13,15 +13,23 @@
 #define RING_OWNER_TABLE_POINTS 262144
 #define RING_OWNER_TABLE_DUE 16
 
-/* Owner table entries of 16 bits (rings of up to OWNER_NARROW_NODES
-** nodes): an owner, or OWNER_ESCAPE and where the bucket's first point
-** is, as its distance from the estimate b * n_points / 2^owner_bits plus
+/*
+** Owner table entries of 16 bits (rings of up to OWNER_NARROW_NODES
+** nodes): an owner; or OWNER_ONE and the top bits (up to OWNER_ONE_BITS)
+** of where the bucket's one point k is in it, for a bucket whose neighbours hold
+** no point (so that their entries are the owners of k and of the point
+** after it); or OWNER_ESCAPE and where the bucket's first point is, as its
+** distance from the estimate b * n_points / 2^owner_bits plus
 ** OWNER_NEAR_BIAS, or OWNER_FAR where that does not fit. Of 32 bits: an
-** owner, or OWNER_WIDE_ESCAPE and the first point's index. */
+** owner, or OWNER_WIDE_ESCAPE and the first point's index.
+*/
 #define OWNER_NARROW_NODES 32768
 #define OWNER_ESCAPE 0x8000u
-#define OWNER_FAR 0xFFFFu
-#define OWNER_NEAR_BIAS 16384
+#define OWNER_ONE 0xC000u
+#define OWNER_ONE_BITS 14
+#define OWNER_PAYLOAD 0x3FFFu
+#define OWNER_FAR 0xBFFFu
+#define OWNER_NEAR_BIAS 8192
 #define OWNER_WIDE_ESCAPE 0x80000000u
 
 /* Count a lookup of big ring r without its owner table, and make the
@@ -91,11 +99,21 @@ static inline uint32_t ring_index_owner(const ring *r, uint64_t pos){
     if( !(e & OWNER_WIDE_ESCAPE) ) return e;
     i = e & ~OWNER_WIDE_ESCAPE;
   }else{
-    uint32_t e = ((const uint16_t *)r->owner_table)[b];
+    const uint16_t *t = r->owner_table;
+    uint32_t e = t[b];
     if( !(e & OWNER_ESCAPE) ) return e;
+    if( (e & OWNER_ONE)==OWNER_ONE ){
+      /* One point, at offset `at` of the bucket (its top bits): keys
+      ** before it go to its owner, after it to the next point's. */
+      uint32_t at = e & OWNER_PAYLOAD;
+      uint32_t key = (uint32_t)(pos >> r->owner_at_shift) & r->owner_at_mask;
+      if( key<at ) return t[b-1];
+      if( key>at ) return t[b+1];
+      return r->owners[ring_index_find(r, pos)];
+    }
     if( e==OWNER_FAR ) return r->owners[ring_index_find(r, pos)];
     i = (uint32_t)((b * r->n_points) >> r->owner_bits)
-      + (e & ~OWNER_ESCAPE) - OWNER_NEAR_BIAS;
+      + (e & OWNER_PAYLOAD) - OWNER_NEAR_BIAS;
   }
   const uint64_t *p = r->positions;
   uint32_t n = r->n_points;

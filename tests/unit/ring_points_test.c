@@ -23,8 +23,8 @@
 **     make fewer points than the full ones (a third where ties stay);
 **   - big rings (an owner table, ring_index.c) of several algorithms and
 **     spaces: the table is made after as many lookups as it is due, of
-**     16-bit entries (escapes near their estimate, and far from it where
-**     points are crowded) or of 32 (more than 32,768 nodes); ring_lookup
+**     16-bit entries (a bucket's one point, escapes near their estimate,
+**     and far from it where points are crowded) or of 32 (more than 32,768 nodes); ring_lookup
 **     equals a plain binary search before, while and after it is made, at
 **     random positions and at, just before and just after every point;
 **   - ring_lookup (the bucket index) equals a plain binary search, at random
@@ -608,13 +608,15 @@ static const ring_algo crowded_algo = {
   .point_budget = crowded_budget, .build = crowded_build,
 };
 
-/* How many of r's 16-bit owner table entries are escapes near their
-** estimate, and how many are OWNER_FAR. */
-static void count_escapes(const ring *r, uint64_t *pNear, uint64_t *pFar){
+/* How many of r's 16-bit owner table entries are of a bucket's one
+** point, escapes near their estimate, and OWNER_FAR. */
+static void count_escapes(const ring *r, uint64_t *pOne, uint64_t *pNear,
+                          uint64_t *pFar){
   const uint16_t *t = r->owner_table;
-  *pNear = *pFar = 0;
+  *pOne = *pNear = *pFar = 0;
   for(uint64_t b=0; b<=r->owner_last; b++){
     if( t[b]==OWNER_FAR ) ++*pFar;
+    else if( (t[b] & OWNER_ONE)==OWNER_ONE ) ++*pOne;
     else if( t[b] & OWNER_ESCAPE ) ++*pNear;
   }
 }
@@ -682,11 +684,14 @@ static void check_big_rings(void){
           "%s: after %u lookups, table %p (wide %d)", zWhat, nDue,
           r->owner_table, r->owner_wide);
     if( r->owner_table && !r->owner_wide ){
-      uint64_t nNear, nFar;
-      count_escapes(r, &nNear, &nFar);
+      uint64_t nOne, nNear, nFar;
+      count_escapes(r, &nOne, &nNear, &nFar);
       int bCrowded = cfg.algo==&crowded_algo;
-      CHECK(nNear>0 && (bCrowded ? nFar>0 : nFar==0),
-            "%s: %llu escapes near their estimate, %llu far", zWhat,
+      int bSmall = r->owner_shift==0;      /* crc32's 15 bits: no room */
+      CHECK((bSmall ? nOne==0 : nOne>0) && nNear>0
+            && (bCrowded ? nFar>0 : nFar==0),
+            "%s: %llu one-point entries, %llu escapes near their estimate, "
+            "%llu far", zWhat, (unsigned long long)nOne,
             (unsigned long long)nNear, (unsigned long long)nFar);
     }
     check_lookups(r);
