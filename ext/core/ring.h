@@ -93,11 +93,20 @@ typedef struct ring_node {
   uint32_t column_len[RING_MAX_COLUMNS];
 } ring_node;
 
+/* A node's name again, where a lookup's result reads it (ring.names). */
+typedef struct ring_name {
+  const char *name;        /* the node's name, NUL-terminated */
+  uint32_t name_len;
+} ring_name;
+
 typedef struct ring {
   ring_config config;
   ring_keys keys;          /* where keys go (keys.h), from config */
   uint32_t n_nodes;
   ring_node *nodes;        /* sorted by name, bytewise */
+  ring_name *names;        /* names[i]: nodes[i]'s name, in 16 bytes where
+                           ** a ring_node takes 88: the owners of a big
+                           ** ring's lookups share fewer cache lines */
   uint32_t n_points;       /* points rings (algo.h): */
   uint64_t *positions;     /*   n_points positions, ascending: where each
                            **   point's arc ends (the points themselves
