@@ -38,24 +38,6 @@
 
 #include "ring_index.h"
 
-/* Walk r's points into a table of 2^bits entries of 32 bits: the
-** buckets before point k's that hold no point go to k's owner; the bucket
-** of the first point in it is an escape to k. */
-static void owner_table_fill_wide(const ring *r, uint32_t *t, unsigned shift,
-                                  unsigned bits){
-  uint32_t n = r->n_points, last = (uint32_t)(((uint64_t)1 << bits) - 1);
-  uint32_t b = 0;
-  for(uint32_t k=0; k<n; k++){
-    uint64_t bk = r->positions[k] >> shift;
-    uint32_t to = bk<last ? (uint32_t)bk : last;
-    if( to<b ) continue;                     /* its bucket has a point */
-    uint32_t owner = r->owners[k];
-    while( b<to ) t[b++] = owner;
-    t[b++] = OWNER_WIDE_ESCAPE | k;
-  }
-  while( b<=last ) t[b++] = r->owners[0];    /* wrapping to point 0 */
-}
-
 /* The 16-bit entry of bucket b whose first point is k: a one-point entry
 ** where it can be one (bOne: k is alone in b, and b's neighbours hold
 ** none; r's owner_at_shift and owner_at_mask set), else an escape to k. */
@@ -71,25 +53,35 @@ static uint16_t owner_escape_narrow(const ring *r, uint64_t b, uint32_t k,
   return (uint16_t)(OWNER_ESCAPE | (uint32_t)d);
 }
 
-/* The same walk into entries of 16 bits. */
-static void owner_table_fill_narrow(const ring *r, uint16_t *t,
-                                    unsigned shift, unsigned bits){
+/* Entry b of a table of 32-bit entries (wide) or 16-bit ones. */
+static void owner_put(void *table, int wide, uint32_t b, uint32_t v){
+  if( wide ) ((uint32_t *)table)[b] = v;
+  else ((uint16_t *)table)[b] = (uint16_t)v;
+}
+
+/* Walk r's points into a table of 2^bits entries: the buckets before
+** point k's that hold no point go to k's owner; the bucket of the first
+** point in it gets an escape to k, or a one-point entry. */
+static void owner_table_fill(const ring *r, void *table, int wide,
+                             unsigned shift, unsigned bits){
   uint32_t n = r->n_points, last = (uint32_t)(((uint64_t)1 << bits) - 1);
   uint32_t b = 0;
   for(uint32_t k=0; k<n; k++){
     uint64_t bk = r->positions[k] >> shift;
     uint32_t to = bk<last ? (uint32_t)bk : last;
     if( to<b ) continue;                     /* its bucket has a point */
-    uint16_t owner = (uint16_t)r->owners[k];
-    /* Alone in a bucket between two without a point (not the first or
-    ** the last bucket, which wrap)? */
-    int bOne = b<to && to<last
-            && (k+1==n || (r->positions[k+1] >> shift) > (uint64_t)to+1);
-    while( b<to ) t[b++] = owner;
-    t[b] = owner_escape_narrow(r, b, k, bOne, shift, bits);
-    b++;
+    uint32_t e = OWNER_WIDE_ESCAPE | k;
+    if( !wide ){
+      /* Alone in a bucket between two without a point (not the first or
+      ** the last bucket, which wrap)? */
+      int bOne = b<to && to<last
+              && (k+1==n || (r->positions[k+1] >> shift) > (uint64_t)to+1);
+      e = owner_escape_narrow(r, to, k, bOne, shift, bits);
+    }
+    while( b<to ) owner_put(table, wide, b++, r->owners[k]);
+    owner_put(table, wide, b++, e);
   }
-  while( b<=last ) t[b++] = (uint16_t)r->owners[0];
+  while( b<=last ) owner_put(table, wide, b++, r->owners[0]);  /* wrapping */
 }
 
 int ring_index_owner_table(ring *r){
@@ -105,8 +97,7 @@ int ring_index_owner_table(ring *r){
   unsigned at = shift>OWNER_ONE_BITS ? OWNER_ONE_BITS : shift;
   r->owner_at_shift = shift - at;
   r->owner_at_mask = ((uint32_t)1 << at) - 1;
-  if( wide ) owner_table_fill_wide(r, table, shift, bits);
-  else owner_table_fill_narrow(r, table, shift, bits);
+  owner_table_fill(r, table, wide, shift, bits);
   r->owner_table = table;
   r->owner_wide = wide;
   r->owner_bits = bits;
