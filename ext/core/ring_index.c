@@ -54,34 +54,38 @@ static uint16_t owner_escape_narrow(const ring *r, uint64_t b, uint32_t k,
 }
 
 /* Entry b of a table of 32-bit entries (wide) or 16-bit ones. */
-static void owner_put(void *table, int wide, uint32_t b, uint32_t v){
+static inline void owner_put(void *table, int wide, uint32_t b, uint32_t v){
   if( wide ) ((uint32_t *)table)[b] = v;
   else ((uint16_t *)table)[b] = (uint16_t)v;
 }
 
 /* Walk r's points into a table of 2^bits entries: the buckets before
 ** point k's that hold no point go to k's owner; the bucket of the first
-** point in it gets an escape to k, or a one-point entry. */
-static void owner_table_fill(const ring *r, void *table, int wide,
-                             unsigned shift, unsigned bits){
+** point in it gets an escape to k, or a one-point entry. Inlined where
+** wide is a constant, so that each width gets a loop of its own. */
+static inline __attribute__((always_inline))
+void owner_table_fill(const ring *r, void *table, int wide, unsigned shift,
+                      unsigned bits){
+  const uint64_t *pos = r->positions;
+  const uint32_t *owners = r->owners;
   uint32_t n = r->n_points, last = (uint32_t)(((uint64_t)1 << bits) - 1);
   uint32_t b = 0;
   for(uint32_t k=0; k<n; k++){
-    uint64_t bk = r->positions[k] >> shift;
+    uint64_t bk = pos[k] >> shift;
     uint32_t to = bk<last ? (uint32_t)bk : last;
     if( to<b ) continue;                     /* its bucket has a point */
-    uint32_t e = OWNER_WIDE_ESCAPE | k;
+    uint32_t owner = owners[k], e = OWNER_WIDE_ESCAPE | k;
     if( !wide ){
       /* Alone in a bucket between two without a point (not the first or
       ** the last bucket, which wrap)? */
       int bOne = b<to && to<last
-              && (k+1==n || (r->positions[k+1] >> shift) > (uint64_t)to+1);
+              && (k+1==n || (pos[k+1] >> shift) > (uint64_t)to+1);
       e = owner_escape_narrow(r, to, k, bOne, shift, bits);
     }
-    while( b<to ) owner_put(table, wide, b++, r->owners[k]);
+    while( b<to ) owner_put(table, wide, b++, owner);
     owner_put(table, wide, b++, e);
   }
-  while( b<=last ) owner_put(table, wide, b++, r->owners[0]);  /* wrapping */
+  while( b<=last ) owner_put(table, wide, b++, owners[0]);  /* wrapping */
 }
 
 int ring_index_owner_table(ring *r){
@@ -97,7 +101,8 @@ int ring_index_owner_table(ring *r){
   unsigned at = shift>OWNER_ONE_BITS ? OWNER_ONE_BITS : shift;
   r->owner_at_shift = shift - at;
   r->owner_at_mask = ((uint32_t)1 << at) - 1;
-  owner_table_fill(r, table, wide, shift, bits);
+  if( wide ) owner_table_fill(r, table, 1, shift, bits);
+  else owner_table_fill(r, table, 0, shift, bits);
   r->owner_table = table;
   r->owner_wide = wide;
   r->owner_bits = bits;
