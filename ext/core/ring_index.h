@@ -16,12 +16,12 @@
 /*
 ** Owner table entries of 16 bits (rings of up to OWNER_NARROW_NODES
 ** nodes): an owner; or OWNER_ONE and the top bits (up to OWNER_ONE_BITS)
-** of where the bucket's one point k is in it, for a bucket whose neighbours hold
-** no point (so that their entries are the owners of k and of the point
-** after it); or OWNER_ESCAPE and where the bucket's first point is, as its
-** distance from the estimate b * n_points / 2^owner_bits plus
-** OWNER_NEAR_BIAS, or OWNER_FAR where that does not fit. Of 32 bits: an
-** owner, or OWNER_WIDE_ESCAPE and the first point's index.
+** of where the bucket's one point k is in it, for a bucket whose
+** neighbours hold no point (so that their entries are the owners of k and
+** of the point after it); or OWNER_ESCAPE and where the bucket's first
+** point is, as its distance from the estimate b * n_points / 2^owner_bits
+** plus OWNER_NEAR_BIAS, or OWNER_FAR where that does not fit. Of 32 bits:
+** an owner, or OWNER_WIDE_ESCAPE and the first point's index.
 */
 #define OWNER_NARROW_NODES 32768
 #define OWNER_ESCAPE 0x8000u

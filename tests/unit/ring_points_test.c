@@ -24,9 +24,10 @@
 **   - big rings (an owner table, ring_index.c) of several algorithms and
 **     spaces: the table is made after as many lookups as it is due, of
 **     16-bit entries (a bucket's one point, escapes near their estimate,
-**     and far from it where points are crowded) or of 32 (more than 32,768 nodes); ring_lookup
-**     equals a plain binary search before, while and after it is made, at
-**     random positions and at, just before and just after every point;
+**     and far from it where points are crowded) or of 32 (more than
+**     32,768 nodes); ring_lookup equals a plain binary search before,
+**     while and after it is made, at random positions and at, just before
+**     and just after every point;
 **   - ring_lookup (the bucket index) equals a plain binary search, at random
 **     positions and at, just before and just after every point (hand-made
 **     rings with ties are in ring_test.c).
