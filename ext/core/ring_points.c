@@ -339,18 +339,56 @@ static uint32_t place_drop_ties(ring_point *a, uint32_t n,
 /*
 ** Each kept point's replica number into aReplica (m entries, in a's
 ** order): its rank among its node's kept points in the order made. Sets
-** each node's `points`. nMade is how many points were made.
+** each node's `points` and `intact` (0 without aBase). nMade is how many
+** points were made; aBase, as for place_sorted, or NULL.
 */
 static int place_number(ring *r, const ring_point *a, uint32_t m,
-                        uint32_t nMade, uint32_t *aReplica){
+                        uint32_t nMade, const uint32_t *aBase,
+                        uint32_t *aReplica){
   uint32_t *aAt = ring_alloc(sizeof(uint32_t) * nMade);  /* made -> kept */
   if( aAt==NULL ) return RING_NOMEM;
-  for(uint32_t i=0; i<nMade; i++) aAt[i] = UINT32_MAX;
-  for(uint32_t k=0; k<m; k++) aAt[a[k].made] = k;
   for(uint32_t n=0; n<r->n_nodes; n++) r->nodes[n].points = 0;
-  for(uint32_t i=0; i<nMade; i++){
-    uint32_t k = aAt[i];
-    if( k!=UINT32_MAX ) aReplica[k] = r->nodes[a[k].node].points++;
+  if( aBase ){
+    /* A node's points are made in a run from aBase: a node that lost none
+    ** numbers them made - aBase, and only the others are counted again
+    ** (a few where ties are rare: a pass over a, not a walk through it in
+    ** the order made). */
+    for(uint32_t k=0; k<m; k++) r->nodes[a[k].node].points++;
+    for(uint32_t n=0; n<r->n_nodes; n++){
+      const ring_node *node = &r->nodes[n];
+      if( node->points==node->made ) continue;
+      for(uint32_t i=aBase[n]; i<aBase[n]+node->made; i++){
+        aAt[i] = UINT32_MAX;
+      }
+    }
+    for(uint32_t k=0; k<m; k++){
+      const ring_node *node = &r->nodes[a[k].node];
+      if( node->points==node->made ){
+        aReplica[k] = a[k].made - aBase[a[k].node];
+      }else{
+        aAt[a[k].made] = k;
+      }
+    }
+    /* Each node's points before the first it lost keep their numbers:
+    ** `intact` counts them. */
+    for(uint32_t n=0; n<r->n_nodes; n++){
+      ring_node *node = &r->nodes[n];
+      node->intact = node->made;
+      if( node->points==node->made ) continue;
+      uint32_t replica = 0;
+      for(uint32_t i=aBase[n]; i<aBase[n]+node->made; i++){
+        if( aAt[i]!=UINT32_MAX ) aReplica[aAt[i]] = replica++;
+        else if( node->intact==node->made ) node->intact = i - aBase[n];
+      }
+    }
+  }else{
+    for(uint32_t n=0; n<r->n_nodes; n++) r->nodes[n].intact = 0;
+    for(uint32_t i=0; i<nMade; i++) aAt[i] = UINT32_MAX;
+    for(uint32_t k=0; k<m; k++) aAt[a[k].made] = k;
+    for(uint32_t i=0; i<nMade; i++){
+      uint32_t k = aAt[i];
+      if( k!=UINT32_MAX ) aReplica[k] = r->nodes[a[k].node].points++;
+    }
   }
   ring_dealloc(aAt);
   return RING_OK;
@@ -427,7 +465,7 @@ static int place_sorted(ring *r, ring_point *a, uint32_t n,
   if( m<n || aBase==NULL ){
     aReplica = ring_alloc(sizeof(uint32_t) * m);
     if( aReplica==NULL ) return RING_NOMEM;
-    rc = place_number(r, a, m, n, aReplica);
+    rc = place_number(r, a, m, n, aBase, aReplica);
   }
   r->positions = ring_alloc_lookup(sizeof(uint64_t) * m);
   r->owners = ring_alloc_lookup(sizeof(uint32_t) * m);
@@ -472,17 +510,10 @@ static int place_sorted(ring *r, ring_point *a, uint32_t n,
     uint32_t k = start+j<m ? start+j : start+j-m;
     r->replicas[j] = aReplica ? aReplica[k] : a[k].made - aBase[a[k].node];
   }
-  /* A node's points before the first it lost keep their numbers: the
-  ** first point numbered otherwise than made marks the loss. */
-  for(uint32_t k=0; k<r->n_nodes; k++){
+  /* Where no point was lost, every node is intact (else place_number
+  ** said how far). */
+  for(uint32_t k=0; aReplica==NULL && k<r->n_nodes; k++){
     r->nodes[k].intact = aBase ? r->nodes[k].points : 0;
-  }
-  for(uint32_t k=0; aBase && k<m; k++){
-    ring_node *node = &r->nodes[a[k].node];
-    uint32_t replica = aReplica ? aReplica[k] : a[k].made - aBase[a[k].node];
-    if( replica!=a[k].made - aBase[a[k].node] && replica<node->intact ){
-      node->intact = replica;
-    }
   }
   ring_dealloc(aReplica);
   r->n_points = m;
