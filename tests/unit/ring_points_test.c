@@ -27,7 +27,7 @@
 **     and far from it where points are crowded) or of 32 (more than
 **     32,768 nodes); ring_lookup equals a plain binary search before,
 **     while and after it is made, at random positions and at, just before
-**     and just after every point;
+**     and just after every point, and without memory for it;
 **   - ring_lookup (the bucket index) equals a plain binary search, at random
 **     positions and at, just before and just after every point (hand-made
 **     rings with ties are in ring_test.c).
@@ -622,6 +622,31 @@ static void count_escapes(const ring *r, uint64_t *pOne, uint64_t *pNear,
   }
 }
 
+/* An allocator with no memory, for the owner table's failure. */
+static void *no_malloc(size_t n){
+  (void)n;
+  return NULL;
+}
+
+/* Without memory for the table when it is due, r goes on without it,
+** right, and tries again as many lookups later. */
+static void check_table_without_memory(ring *r, const char *zWhat){
+  uint32_t nDue = r->owner_due;
+  ring_set_allocator(no_malloc, free);
+  for(uint32_t i=0; i<nDue; i++) (void)ring_lookup(r, rnd());
+  ring_set_allocator(malloc, free);
+  CHECK(r->owner_table==NULL && r->owner_due==r->n_points/RING_OWNER_TABLE_DUE,
+        "%s: without memory, table %p, due in %u", zWhat, r->owner_table,
+        r->owner_due);
+  int nWrong = 0;
+  for(int i=0; i<1000; i++){
+    uint64_t p = rnd();
+    nWrong += ring_lookup(r, p)!=naive_lookup(r, p);
+  }
+  CHECK(nWrong==0, "%s: without memory, %d of 1000 lookups wrong", zWhat,
+        nWrong);
+}
+
 /*
 ** Rings big enough for an owner table: none when built; made by the
 ** lookups once n_points / RING_OWNER_TABLE_DUE of them went without it;
@@ -668,6 +693,7 @@ static void check_big_rings(void){
           && r->owner_due==r->n_points/RING_OWNER_TABLE_DUE,
           "%s: %u points, table %p due in %u lookups", zWhat, r->n_points,
           r->owner_table, r->owner_due);
+    if( t==0 ) check_table_without_memory(r, zWhat);
     uint32_t nDue = r->owner_due;
     for(uint32_t i=1; i<nDue; i++){
       uint64_t p = rnd();
