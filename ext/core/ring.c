@@ -447,10 +447,10 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
     }
   }
 
-  /* One allocation for the ring, its nodes, their join order and their
-  ** names and column values. */
-  size_t nAlloc = sizeof(ring) + sizeof(ring_node)*n + sizeof(uint32_t)*n
-                + nNameBytes;
+  /* One allocation for the ring, its nodes, their names for lookups, their
+  ** join order and their names and column values. */
+  size_t nAlloc = sizeof(ring) + sizeof(ring_node)*n + sizeof(ring_name)*n
+                + sizeof(uint32_t)*n + nNameBytes;
   ring *r = ring_malloc(nAlloc);
   if( r==NULL ){
     ring_free(aSorted);
@@ -461,7 +461,8 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
   ring_keys_of(cfg, &r->keys);
   r->n_nodes = n;
   r->nodes = (ring_node *)&r[1];
-  r->by_join = (uint32_t *)&r->nodes[n];
+  r->names = (ring_name *)&r->nodes[n];
+  r->by_join = (uint32_t *)&r->names[n];
   r->version = -1;
   r->refs = 1;
   char *zNames = (char *)&r->by_join[n];
@@ -472,6 +473,8 @@ int ring_build_from(const ring *prev, const ring_config *cfg,
     zNames[p->name_len] = 0;
     node->name = zNames;
     node->name_len = p->name_len;
+    r->names[i].name = zNames;
+    r->names[i].name_len = p->name_len;
     node->weight = p->weight;
     node->join = (uint32_t)(p - aInput);
     r->by_join[node->join] = i;

@@ -1,7 +1,8 @@
 /*
 ** ring.h: the ring core. Pure C, no SQLite calls, testable alone.
 **
-** A ring is an immutable snapshot built from a list of (node, weight) pairs
+** A ring is an immutable snapshot (but for a lookup table ring_lookup
+** makes for itself, see there) built from a list of (node, weight) pairs
 ** and a ring_config. It answers "which node owns this key position" and
 ** "what fraction of the hash space does each node own".
 **
@@ -92,11 +93,20 @@ typedef struct ring_node {
   uint32_t column_len[RING_MAX_COLUMNS];
 } ring_node;
 
+/* A node's name again, where a lookup's result reads it (ring.names). */
+typedef struct ring_name {
+  const char *name;        /* the node's name, NUL-terminated */
+  uint32_t name_len;
+} ring_name;
+
 typedef struct ring {
   ring_config config;
   ring_keys keys;          /* where keys go (keys.h), from config */
   uint32_t n_nodes;
   ring_node *nodes;        /* sorted by name, bytewise */
+  ring_name *names;        /* names[i]: nodes[i]'s name, in 16 bytes where
+                           ** a ring_node takes 88: the owners of a big
+                           ** ring's lookups share fewer cache lines */
   uint32_t n_points;       /* points rings (algo.h): */
   uint64_t *positions;     /*   n_points positions, ascending: where each
                            **   point's arc ends (the points themselves
@@ -105,10 +115,20 @@ typedef struct ring {
   uint32_t *index;         /*   first point of each bucket of positions */
   unsigned index_shift;    /*   a position's bucket: pos >> index_shift, */
   uint32_t index_last;     /*   at most index_last (ring_index.c) */
-  uint32_t *owner_table;   /*   big rings: the owner of each of many finer
-                           **   buckets, or where to look (ring_index.c) */
-  unsigned owner_shift;    /*   a position's entry: pos >> owner_shift, */
-  uint32_t owner_last;     /*   at most owner_last */
+  void *owner_table;       /*   big rings: the owner of each of many finer
+                           **   buckets, or where to look (ring_index.c);
+                           **   16-bit entries, or 32 (owner_wide) */
+  int owner_wide;
+  unsigned owner_bits;     /*   2^owner_bits entries: pos >> owner_shift, */
+  unsigned owner_shift;    /*   at most owner_last */
+  uint32_t owner_last;
+  unsigned owner_at_shift; /*   (pos >> owner_at_shift) & owner_at_mask:
+                           **   where pos is in its bucket, as one-point */
+  uint32_t owner_at_mask;  /*   entries give their point's */
+  uint32_t owner_due;      /*   lookups left before the table is made; 0:
+                           **   made, or none for this ring. ring_lookup
+                           **   writes it: a ring is looked up by one
+                           **   thread at a time */
   uint32_t n_units;        /* slots and buckets rings: */
   uint32_t *unit_owners;   /*   unit -> index in nodes */
   uint64_t *tokens;        /* points rings: the points, when positions are
@@ -311,7 +331,10 @@ void ring_release(ring *r);
 /*
 ** The index in r->nodes of the node that owns key position pos, or
 ** RING_UNOWNED. The ring must have at least one node, and its algorithm
-** no key_lookup (algo.h: its keys have no one position).
+** no key_lookup (algo.h: its keys have no one position). A big ring
+** looked up often enough makes its owner table here (ring_index.c), the
+** one change a ring sees after its build: a ring is looked up by one
+** thread at a time (the extension's rings belong to one connection).
 */
 uint32_t ring_lookup(const ring *r, uint64_t pos);
 

@@ -18,46 +18,113 @@
 ** A big ring (RING_OWNER_TABLE_POINTS points and more: its arrays are
 ** larger than a cache) also gets an owner table: 4 to 8 entries per point
 ** of finer buckets, each the owner of every position in its bucket when
-** the bucket holds no point (78 to 88% of them), else the bit
-** OWNER_TABLE_ESCAPE and the first point at or after the bucket's start.
-** A lookup (ring_index_owner) then reads one entry, one cache line, in
-** the common case, where the index, positions and owners are three; the
-** table costs 16 to 32 bytes per point.
+** the bucket holds no point (78 to 88% of them), else an escape to the
+** first point at or after the bucket's start. A lookup (ring_index_owner)
+** then reads one entry, one cache line, in the common case, where the
+** index, positions and owners are three. Entries are of 16 bits where the
+** owners fit (rings of up to 32,768 nodes): an escape then gives the
+** first point as its distance from where it would be if the points were
+** evenly spread, which positions (hashes) nearly are; a distance that
+** does not fit sends the lookup to the index. The table costs 8 to 16
+** bytes per point (16 to 32 with 32-bit entries).
+**
+** The table is made only after n_points / RING_OWNER_TABLE_DUE lookups
+** without it: filling it costs about what that many lookups lose to the
+** memory round trips it saves, so a ring rebuilt after every change to it
+** (one node at a time into a big ring) and looked up a few times does not
+** pay for a table it does not use, and a ring scanned pays at most twice.
 */
 #include <string.h>
 
 #include "ring_index.h"
 
-/* r's owner table over its positions in a space of `space` bits. */
-static int owner_table_build(ring *r, unsigned space){
-  unsigned bits = 1;
-  while( bits<space && ((uint64_t)1 << bits) < (uint64_t)4*r->n_points ) bits++;
-  uint64_t nEntry = (uint64_t)1 << bits;
-  uint32_t *table = ring_alloc_lookup(sizeof(uint32_t) * nEntry);
-  if( table==NULL ) return RING_NOMEM;
-  unsigned shift = space - bits;
-  uint32_t n = r->n_points, last = (uint32_t)(nEntry - 1);
-  /* Walk the points: the buckets before point k's that hold no point go
-  ** to k's owner; the bucket of the first point in it is an escape. */
+/* The 16-bit entry of bucket b whose first point is k: a one-point entry
+** where it can be one (bOne: k is alone in b, and b's neighbours hold
+** none; r's owner_at_shift and owner_at_mask set), else an escape to k. */
+static uint16_t owner_escape_narrow(const ring *r, uint64_t b, uint32_t k,
+                                    int bOne, unsigned shift, unsigned bits){
+  if( bOne && shift>0 ){
+    uint64_t at = (r->positions[k] >> r->owner_at_shift) & r->owner_at_mask;
+    return (uint16_t)(OWNER_ONE | at);
+  }
+  int64_t d = (int64_t)k - (int64_t)((b * r->n_points) >> bits)
+            + OWNER_NEAR_BIAS;
+  if( d<0 || d>=(int64_t)OWNER_PAYLOAD ) return OWNER_FAR;
+  return (uint16_t)(OWNER_ESCAPE | (uint32_t)d);
+}
+
+/* Entry b of a table of 32-bit entries (wide) or 16-bit ones. */
+static inline void owner_put(void *table, int wide, uint32_t b, uint32_t v){
+  if( wide ) ((uint32_t *)table)[b] = v;
+  else ((uint16_t *)table)[b] = (uint16_t)v;
+}
+
+/* Walk r's points into a table of 2^bits entries: the buckets before
+** point k's that hold no point go to k's owner; the bucket of the first
+** point in it gets an escape to k, or a one-point entry. Inlined where
+** wide is a constant, so that each width gets a loop of its own. */
+static inline __attribute__((always_inline))
+void owner_table_fill(const ring *r, void *table, int wide, unsigned shift,
+                      unsigned bits){
+  const uint64_t *pos = r->positions;
+  const uint32_t *owners = r->owners;
+  uint32_t n = r->n_points, last = (uint32_t)(((uint64_t)1 << bits) - 1);
   uint32_t b = 0;
   for(uint32_t k=0; k<n; k++){
-    uint64_t bk = r->positions[k] >> shift;
+    uint64_t bk = pos[k] >> shift;
     uint32_t to = bk<last ? (uint32_t)bk : last;
     if( to<b ) continue;                     /* its bucket has a point */
-    uint32_t owner = r->owners[k];
-    while( b<to ) table[b++] = owner;
-    table[b++] = OWNER_TABLE_ESCAPE | k;
+    uint32_t owner = owners[k], e = OWNER_WIDE_ESCAPE | k;
+    if( !wide ){
+      /* Alone in a bucket between two without a point (not the first or
+      ** the last bucket, which wrap)? */
+      int bOne = b<to && to<last
+              && (k+1==n || (pos[k+1] >> shift) > (uint64_t)to+1);
+      e = owner_escape_narrow(r, to, k, bOne, shift, bits);
+    }
+    while( b<to ) owner_put(table, wide, b++, owner);
+    owner_put(table, wide, b++, e);
   }
-  while( b<=last ) table[b++] = r->owners[0];    /* wrapping to point 0 */
+  while( b<=last ) owner_put(table, wide, b++, owners[0]);  /* wrapping */
+}
+
+int ring_index_owner_table(ring *r){
+  unsigned space = ring_space_bits(&r->config);
+  unsigned bits = 1;
+  while( bits<space && ((uint64_t)1 << bits) < (uint64_t)4*r->n_points ) bits++;
+  int wide = r->n_nodes>OWNER_NARROW_NODES;
+  void *table = ring_alloc_lookup((wide ? 4 : 2) * ((size_t)1 << bits));
+  if( table==NULL ) return RING_NOMEM;
+  unsigned shift = space - bits;
+  /* One-point entries keep the top OWNER_ONE_BITS bits of where their
+  ** point is in its bucket, or all of them in a smaller bucket. */
+  unsigned at = shift>OWNER_ONE_BITS ? OWNER_ONE_BITS : shift;
+  r->owner_at_shift = shift - at;
+  r->owner_at_mask = ((uint32_t)1 << at) - 1;
+  if( wide ) owner_table_fill(r, table, 1, shift, bits);
+  else owner_table_fill(r, table, 0, shift, bits);
   r->owner_table = table;
+  r->owner_wide = wide;
+  r->owner_bits = bits;
   r->owner_shift = shift;
-  r->owner_last = last;
+  r->owner_last = (uint32_t)(((uint64_t)1 << bits) - 1);
+  r->owner_due = 0;
   return RING_OK;
+}
+
+void ring_index_owner_due(ring *r){
+  if( --r->owner_due ) return;
+  /* Without memory for it, the lookups go on through the index, and the
+  ** table is tried again as many lookups later. */
+  if( ring_index_owner_table(r)!=RING_OK ){
+    r->owner_due = r->n_points / RING_OWNER_TABLE_DUE;
+  }
 }
 
 int ring_index_build(ring *r){
   r->index = NULL;
   r->owner_table = NULL;
+  r->owner_due = 0;
   r->index_shift = 63;
   r->index_last = 0;
   if( r->n_points==0 ) return RING_OK;
@@ -88,6 +155,8 @@ int ring_index_build(ring *r){
   r->index = index;
   r->index_shift = shift;
   r->index_last = last;
-  return r->n_points>=RING_OWNER_TABLE_POINTS ? owner_table_build(r, space)
-                                               : RING_OK;
+  if( r->n_points>=RING_OWNER_TABLE_POINTS ){
+    r->owner_due = r->n_points / RING_OWNER_TABLE_DUE;
+  }
+  return RING_OK;
 }

@@ -8,9 +8,37 @@
 
 #include "algo.h"
 
-/* Rings of this many points and more get an owner table (ring_index.c). */
+/* Rings of this many points and more get an owner table (ring_index.c)
+** after n_points / RING_OWNER_TABLE_DUE lookups. */
 #define RING_OWNER_TABLE_POINTS 262144
-#define OWNER_TABLE_ESCAPE 0x80000000u
+#define RING_OWNER_TABLE_DUE 16
+
+/*
+** Owner table entries of 16 bits (rings of up to OWNER_NARROW_NODES
+** nodes): an owner; or OWNER_ONE and the top bits (up to OWNER_ONE_BITS)
+** of where the bucket's one point k is in it, for a bucket whose
+** neighbours hold no point (so that their entries are the owners of k and
+** of the point after it); or OWNER_ESCAPE and where the bucket's first
+** point is, as its distance from the estimate b * n_points / 2^owner_bits
+** plus OWNER_NEAR_BIAS, or OWNER_FAR where that does not fit. Of 32 bits:
+** an owner, or OWNER_WIDE_ESCAPE and the first point's index.
+*/
+#define OWNER_NARROW_NODES 32768
+#define OWNER_ESCAPE 0x8000u
+#define OWNER_ONE 0xC000u
+#define OWNER_ONE_BITS 14
+#define OWNER_PAYLOAD 0x3FFFu
+#define OWNER_FAR 0xBFFFu
+#define OWNER_NEAR_BIAS 8192
+#define OWNER_WIDE_ESCAPE 0x80000000u
+
+/* Count a lookup of big ring r without its owner table, and make the
+** table when it is due (ring_index.c). */
+void ring_index_owner_due(ring *r);
+
+/* Make r's owner table now: RING_OK, or RING_NOMEM (r is unchanged, and
+** still looks up right). */
+int ring_index_owner_table(ring *r);
 
 /*
 ** The index of the point that owns pos: the first at or after it,
@@ -57,12 +85,38 @@ static inline uint32_t ring_index_find(const ring *r, uint64_t pos){
 ** a point); in a bucket with points, the scan starts at its first.
 */
 static inline uint32_t ring_index_owner(const ring *r, uint64_t pos){
-  if( r->owner_table==NULL ) return r->owners[ring_index_find(r, pos)];
+  if( r->owner_table==NULL ){
+    /* The one write a lookup makes: ring_lookup's caller looks up a ring
+    ** from one thread at a time (ring.h). */
+    if( r->owner_due ) ring_index_owner_due((ring *)r);
+    return r->owners[ring_index_find(r, pos)];
+  }
   uint64_t b = pos >> r->owner_shift;
-  uint32_t e = r->owner_table[b<r->owner_last ? b : r->owner_last];
-  if( !(e & OWNER_TABLE_ESCAPE) ) return e;
+  if( b>r->owner_last ) b = r->owner_last;
+  uint32_t i;
+  if( r->owner_wide ){
+    uint32_t e = ((const uint32_t *)r->owner_table)[b];
+    if( !(e & OWNER_WIDE_ESCAPE) ) return e;
+    i = e & ~OWNER_WIDE_ESCAPE;
+  }else{
+    const uint16_t *t = r->owner_table;
+    uint32_t e = t[b];
+    if( !(e & OWNER_ESCAPE) ) return e;
+    if( (e & OWNER_ONE)==OWNER_ONE ){
+      /* One point, at offset `at` of the bucket (its top bits): keys
+      ** before it go to its owner, after it to the next point's. */
+      uint32_t at = e & OWNER_PAYLOAD;
+      uint32_t key = (uint32_t)(pos >> r->owner_at_shift) & r->owner_at_mask;
+      if( key<at ) return t[b-1];
+      if( key>at ) return t[b+1];
+      return r->owners[ring_index_find(r, pos)];
+    }
+    if( e==OWNER_FAR ) return r->owners[ring_index_find(r, pos)];
+    i = (uint32_t)((b * r->n_points) >> r->owner_bits)
+      + (e & OWNER_PAYLOAD) - OWNER_NEAR_BIAS;
+  }
   const uint64_t *p = r->positions;
-  uint32_t i = e & ~OWNER_TABLE_ESCAPE, n = r->n_points;
+  uint32_t n = r->n_points;
   while( i<n && p[i]<pos ) i++;
   return r->owners[i==n ? 0 : i];
 }

@@ -339,18 +339,56 @@ static uint32_t place_drop_ties(ring_point *a, uint32_t n,
 /*
 ** Each kept point's replica number into aReplica (m entries, in a's
 ** order): its rank among its node's kept points in the order made. Sets
-** each node's `points`. nMade is how many points were made.
+** each node's `points` and `intact` (0 without aBase). nMade is how many
+** points were made; aBase, as for place_sorted, or NULL.
 */
 static int place_number(ring *r, const ring_point *a, uint32_t m,
-                        uint32_t nMade, uint32_t *aReplica){
+                        uint32_t nMade, const uint32_t *aBase,
+                        uint32_t *aReplica){
   uint32_t *aAt = ring_alloc(sizeof(uint32_t) * nMade);  /* made -> kept */
   if( aAt==NULL ) return RING_NOMEM;
-  for(uint32_t i=0; i<nMade; i++) aAt[i] = UINT32_MAX;
-  for(uint32_t k=0; k<m; k++) aAt[a[k].made] = k;
   for(uint32_t n=0; n<r->n_nodes; n++) r->nodes[n].points = 0;
-  for(uint32_t i=0; i<nMade; i++){
-    uint32_t k = aAt[i];
-    if( k!=UINT32_MAX ) aReplica[k] = r->nodes[a[k].node].points++;
+  if( aBase ){
+    /* A node's points are made in a run from aBase: a node that lost none
+    ** numbers them made - aBase, and only the others are counted again
+    ** (a few where ties are rare: a pass over a, not a walk through it in
+    ** the order made). */
+    for(uint32_t k=0; k<m; k++) r->nodes[a[k].node].points++;
+    for(uint32_t n=0; n<r->n_nodes; n++){
+      const ring_node *node = &r->nodes[n];
+      if( node->points==node->made ) continue;
+      for(uint32_t i=aBase[n]; i<aBase[n]+node->made; i++){
+        aAt[i] = UINT32_MAX;
+      }
+    }
+    for(uint32_t k=0; k<m; k++){
+      const ring_node *node = &r->nodes[a[k].node];
+      if( node->points==node->made ){
+        aReplica[k] = a[k].made - aBase[a[k].node];
+      }else{
+        aAt[a[k].made] = k;
+      }
+    }
+    /* Each node's points before the first it lost keep their numbers:
+    ** `intact` counts them. */
+    for(uint32_t n=0; n<r->n_nodes; n++){
+      ring_node *node = &r->nodes[n];
+      node->intact = node->made;
+      if( node->points==node->made ) continue;
+      uint32_t replica = 0;
+      for(uint32_t i=aBase[n]; i<aBase[n]+node->made; i++){
+        if( aAt[i]!=UINT32_MAX ) aReplica[aAt[i]] = replica++;
+        else if( node->intact==node->made ) node->intact = i - aBase[n];
+      }
+    }
+  }else{
+    for(uint32_t n=0; n<r->n_nodes; n++) r->nodes[n].intact = 0;
+    for(uint32_t i=0; i<nMade; i++) aAt[i] = UINT32_MAX;
+    for(uint32_t k=0; k<m; k++) aAt[a[k].made] = k;
+    for(uint32_t i=0; i<nMade; i++){
+      uint32_t k = aAt[i];
+      if( k!=UINT32_MAX ) aReplica[k] = r->nodes[a[k].node].points++;
+    }
   }
   ring_dealloc(aAt);
   return RING_OK;
@@ -427,7 +465,7 @@ static int place_sorted(ring *r, ring_point *a, uint32_t n,
   if( m<n || aBase==NULL ){
     aReplica = ring_alloc(sizeof(uint32_t) * m);
     if( aReplica==NULL ) return RING_NOMEM;
-    rc = place_number(r, a, m, n, aReplica);
+    rc = place_number(r, a, m, n, aBase, aReplica);
   }
   r->positions = ring_alloc_lookup(sizeof(uint64_t) * m);
   r->owners = ring_alloc_lookup(sizeof(uint32_t) * m);
@@ -472,17 +510,10 @@ static int place_sorted(ring *r, ring_point *a, uint32_t n,
     uint32_t k = start+j<m ? start+j : start+j-m;
     r->replicas[j] = aReplica ? aReplica[k] : a[k].made - aBase[a[k].node];
   }
-  /* A node's points before the first it lost keep their numbers: the
-  ** first point numbered otherwise than made marks the loss. */
-  for(uint32_t k=0; k<r->n_nodes; k++){
+  /* Where no point was lost, every node is intact (else place_number
+  ** said how far). */
+  for(uint32_t k=0; aReplica==NULL && k<r->n_nodes; k++){
     r->nodes[k].intact = aBase ? r->nodes[k].points : 0;
-  }
-  for(uint32_t k=0; aBase && k<m; k++){
-    ring_node *node = &r->nodes[a[k].node];
-    uint32_t replica = aReplica ? aReplica[k] : a[k].made - aBase[a[k].node];
-    if( replica!=a[k].made - aBase[a[k].node] && replica<node->intact ){
-      node->intact = replica;
-    }
   }
   ring_dealloc(aReplica);
   r->n_points = m;
@@ -549,6 +580,38 @@ static uint32_t make_match(const ring *r, const ring *prev,
   return nKept;
 }
 
+/* What make_merge reads, in locals the compiler need not reload after
+** each point written (restrict: the arrays do not overlap a). */
+typedef struct merge_from {
+  const uint64_t *restrict aTok;      /* prev's points */
+  const uint32_t *restrict aOwner;    /* prev's owners */
+  const uint32_t *restrict aReplica;  /* prev's replica numbers, or NULL */
+  const uint32_t *restrict aKeep, *restrict aFrom, *restrict aBase;
+} merge_from;
+
+/* Merge prev's points p0..p1-1 that are kept with the new points from
+** *ppNew on (up to pEnd) below them, into a from *ppOut on. */
+static inline void merge_range(const merge_from *f, uint32_t p0, uint32_t p1,
+                               const ring_point **ppNew,
+                               const ring_point *pEnd, ring_point **ppOut){
+  const ring_point *pNew = *ppNew;
+  ring_point *out = *ppOut;
+  for(uint32_t p=p0; p<p1; p++){
+    uint32_t j = f->aFrom[f->aOwner[p]];
+    if( j==UINT32_MAX ) continue;
+    uint32_t replica = f->aReplica ? f->aReplica[p] : 0;
+    if( replica>=f->aKeep[j] ) continue;
+    uint64_t pos = f->aTok[p];
+    while( pNew<pEnd && pNew->pos<pos ) *out++ = *pNew++;
+    out->pos = pos;
+    out->node = j;
+    out->made = f->aBase[j] + replica;
+    out++;
+  }
+  *ppNew = pNew;
+  *ppOut = out;
+}
+
 /*
 ** Merge prev's kept points (node and `made` in r's terms: aBase[j] +
 ** replica number) with the nNew sorted points of aNew into a, by position.
@@ -556,29 +619,25 @@ static uint32_t make_match(const ring *r, const ring *prev,
 static void make_merge(const ring *prev, const uint32_t *aKeep,
                        const uint32_t *aFrom, const uint32_t *aBase,
                        const ring_point *aNew, uint32_t nNew, ring_point *a){
-  const uint64_t *aTok = prev->tokens ? prev->tokens : prev->positions;
-  uint32_t n = prev->n_points, start = 0, out = 0, i = 0;
+  merge_from f = {
+    .aTok = prev->tokens ? prev->tokens : prev->positions,
+    .aOwner = prev->owners, .aReplica = prev->replicas,
+    .aKeep = aKeep, .aFrom = aFrom, .aBase = aBase,
+  };
+  uint32_t n = prev->n_points, start = 0;
   /* Tokens are the points in position order but for a rotation (ends that
   ** wrap come first or last): start at the lowest. */
   for(uint32_t k=1; prev->tokens && k<n; k++){
-    if( aTok[k]<aTok[k-1] ){
+    if( f.aTok[k]<f.aTok[k-1] ){
       start = k;
       break;
     }
   }
-  for(uint32_t q=0; q<n; q++){
-    uint32_t p = start+q<n ? start+q : start+q-n;
-    uint32_t j = aFrom[prev->owners[p]];
-    if( j==UINT32_MAX ) continue;
-    uint32_t replica = prev->replicas ? prev->replicas[p] : 0;
-    if( replica>=aKeep[j] ) continue;
-    uint64_t pos = aTok[p];
-    while( i<nNew && aNew[i].pos<pos ) a[out++] = aNew[i++];
-    a[out].pos = pos;
-    a[out].node = j;
-    a[out++].made = aBase[j] + replica;
-  }
-  while( i<nNew ) a[out++] = aNew[i++];
+  const ring_point *pNew = aNew, *pEnd = aNew + nNew;
+  ring_point *out = a;
+  merge_range(&f, start, n, &pNew, pEnd, &out);
+  merge_range(&f, 0, start, &pNew, pEnd, &out);
+  while( pNew<pEnd ) *out++ = *pNew++;
 }
 
 int ring_points_make(ring *r, const ring *prev, const ring_points_maker *mk){

@@ -38,14 +38,6 @@ static const ring_node *node_of(const ring *r, uint32_t i){
   return i==RING_UNOWNED ? NULL : &r->nodes[i];
 }
 
-/* The node that owns v on r, or NULL for a NULL key and where no node
-** owns it. r is not empty. */
-static const ring_node *owner_of(const ring *r, sqlite3_value *v){
-  uint32_t owner;
-  if( !value_owner(v, r, &owner) ) return NULL;
-  return node_of(r, owner);
-}
-
 /* ch_locate(key [, ring]) */
 static void locate_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
   sqlite3_value *pSpec = argc>1 ? argv[1] : NULL;
@@ -58,10 +50,11 @@ static void locate_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
     }
     return;
   }
-  const ring_node *node = owner_of(r, argv[0]);
-  if( node==NULL ) return;
+  uint32_t owner;
+  if( !value_owner(argv[0], r, &owner) || owner==RING_UNOWNED ) return;
   /* The ring outlives the statement's rows (spec.c), so no copy. */
-  sqlite3_result_text(ctx, node->name, (int)node->name_len, SQLITE_STATIC);
+  const ring_name *name = &r->names[owner];
+  sqlite3_result_text(ctx, name->name, (int)name->name_len, SQLITE_STATIC);
 }
 
 /* ch_moved(key, old, new) */

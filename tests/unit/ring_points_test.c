@@ -22,8 +22,12 @@
 **     ring_points_place of every point made, and the incremental builds
 **     make fewer points than the full ones (a third where ties stay);
 **   - big rings (an owner table, ring_index.c) of several algorithms and
-**     spaces: ring_lookup equals a plain binary search at random positions
-**     and at, just before and just after every point;
+**     spaces: the table is made after as many lookups as it is due, of
+**     16-bit entries (a bucket's one point, escapes near their estimate,
+**     and far from it where points are crowded) or of 32 (more than
+**     32,768 nodes); ring_lookup equals a plain binary search before,
+**     while and after it is made, at random positions and at, just before
+**     and just after every point, and without memory for it;
 **   - ring_lookup (the bucket index) equals a plain binary search, at random
 **     positions and at, just before and just after every point (hand-made
 **     rings with ties are in ring_test.c).
@@ -566,32 +570,157 @@ static void check_make_rules(void){
              RING_POINTS_KEEP_TIES | RING_POINTS_NO_REPLICAS);
 }
 
-/* Rings big enough for an owner table: lookups as a binary search. */
-static void check_big_rings(void){
-  static const struct { const char *zAlgo, *zHash; } aBig[] = {
-    { "ring", NULL }, { "ring", "crc32" }, { "ring", "md5" },
-    { "ketama", NULL }, { "dalli", NULL },
+/* ------------------------------------------------------- big rings */
+
+/* Points crowded into the top quarter of the 64-bit space: the owner
+** table's estimate of where a bucket's first point is (an even spread) is
+** then far above it but in the last buckets, and those escapes go to the
+** index. */
+static void crowded_make(const ring *r, uint32_t n, uint32_t from,
+                         ring_point *a){
+  const ring_node *node = &r->nodes[n];
+  for(uint32_t i=from; i<node->points; i++){
+    char label[80];
+    int len = snprintf(label, sizeof(label), "%s/%u", node->name, i);
+    a[i-from].pos = (hash_bytes(HASH_XXH3, 0, label, (size_t)len) >> 2)
+                  | (uint64_t)3 << 62;
+  }
+}
+
+static int64_t crowded_budget(const ring_config *cfg, double w){
+  (void)cfg; (void)w;
+  return 160;
+}
+
+static int crowded_build(ring *r, const ring *prev, char *zErr, size_t nErr){
+  (void)zErr; (void)nErr;
+  for(uint32_t k=0; k<r->n_nodes; k++) r->nodes[k].points = 160;
+  ring_points_maker mk = {
+    .rule = { RING_LOOKUP_SUCCESSOR, RING_TIES_NAME, 0 },
+    .make = crowded_make,
+    .flags = RING_POINTS_KEEP_TIES | RING_POINTS_NO_REPLICAS,
   };
-  enum { N_BIG_NODES = 1700 };
-  ring_input *aIn = malloc(sizeof(ring_input) * N_BIG_NODES);
-  char (*azName)[48] = malloc(48 * N_BIG_NODES);
-  for(int i=0; i<N_BIG_NODES; i++){
-    snprintf(azName[i], 48, "10.1.%d.%d:11211", i/250, i%250);
+  return ring_points_make(r, prev, &mk);
+}
+
+static const ring_algo crowded_algo = {
+  .name = "test_crowded", .default_hash = HASH_XXH3,
+  .units = RING_UNITS_POINTS, .unit_name = "points",
+  .point_budget = crowded_budget, .build = crowded_build,
+};
+
+/* How many of r's 16-bit owner table entries are of a bucket's one
+** point, escapes near their estimate, and OWNER_FAR. */
+static void count_escapes(const ring *r, uint64_t *pOne, uint64_t *pNear,
+                          uint64_t *pFar){
+  const uint16_t *t = r->owner_table;
+  *pOne = *pNear = *pFar = 0;
+  for(uint64_t b=0; b<=r->owner_last; b++){
+    if( t[b]==OWNER_FAR ) ++*pFar;
+    else if( (t[b] & OWNER_ONE)==OWNER_ONE ) ++*pOne;
+    else if( t[b] & OWNER_ESCAPE ) ++*pNear;
+  }
+}
+
+/* An allocator with no memory, for the owner table's failure. */
+static void *no_malloc(size_t n){
+  (void)n;
+  return NULL;
+}
+
+/* Without memory for the table when it is due, r goes on without it,
+** right, and tries again as many lookups later. */
+static void check_table_without_memory(ring *r, const char *zWhat){
+  uint32_t nDue = r->owner_due;
+  ring_set_allocator(no_malloc, free);
+  for(uint32_t i=0; i<nDue; i++) (void)ring_lookup(r, rnd());
+  ring_set_allocator(malloc, free);
+  CHECK(r->owner_table==NULL && r->owner_due==r->n_points/RING_OWNER_TABLE_DUE,
+        "%s: without memory, table %p, due in %u", zWhat, r->owner_table,
+        r->owner_due);
+  int nWrong = 0;
+  for(int i=0; i<1000; i++){
+    uint64_t p = rnd();
+    nWrong += ring_lookup(r, p)!=naive_lookup(r, p);
+  }
+  CHECK(nWrong==0, "%s: without memory, %d of 1000 lookups wrong", zWhat,
+        nWrong);
+}
+
+/*
+** Rings big enough for an owner table: none when built; made by the
+** lookups once n_points / RING_OWNER_TABLE_DUE of them went without it;
+** ring_lookup equals a binary search before, across and after that, with
+** 16-bit entries (escapes near their estimate and far from it) and 32-bit
+** ones (more than 32,768 nodes).
+*/
+static void check_big_rings(void){
+  static const struct { const char *zAlgo, *zHash; int nNode, wide; } aBig[] = {
+    { "ring", NULL, 1700, 0 }, { "ring", "crc32", 1700, 0 },
+    { "ring", "md5", 1700, 0 }, { "ketama", NULL, 1700, 0 },
+    { "dalli", NULL, 1700, 0 }, { "test_crowded", NULL, 1700, 0 },
+    { "ring", NULL, 33000, 1 },
+  };
+  enum { N_MAX_NODES = 33000 };
+  ring_input *aIn = malloc(sizeof(ring_input) * N_MAX_NODES);
+  char (*azName)[48] = malloc(48 * N_MAX_NODES);
+  for(int i=0; i<N_MAX_NODES; i++){
+    snprintf(azName[i], 48, "10.%d.%d.%d:11211", i/62500, i/250%250, i%250);
+    memset(&aIn[i], 0, sizeof(aIn[i]));
     aIn[i].name = azName[i];
     aIn[i].name_len = (uint32_t)strlen(azName[i]);
     aIn[i].weight = 1.0;
     aIn[i].id = i+1;
   }
   for(size_t t=0; t<sizeof(aBig)/sizeof(aBig[0]); t++){
-    ring_config cfg = algorithm_config(aBig[t].zAlgo, NULL);
+    ring_config cfg;
+    if( strcmp(aBig[t].zAlgo, "test_crowded")==0 ){
+      ring_config_default(&cfg);
+      cfg.algo = &crowded_algo;
+    }else{
+      cfg = algorithm_config(aBig[t].zAlgo, aBig[t].wide ? "8" : NULL);
+    }
     if( aBig[t].zHash ) unit_set_option(&cfg, "hash", aBig[t].zHash);
+    char zWhat[80];
+    snprintf(zWhat, sizeof(zWhat), "big %s %s, %d nodes", aBig[t].zAlgo,
+             aBig[t].zHash ? aBig[t].zHash : "", aBig[t].nNode);
     ring *r = NULL;
     char zErr[300];
-    CHECK(ring_build(&cfg, aIn, N_BIG_NODES, &r, zErr, sizeof(zErr))==RING_OK,
-          "big %s: %s", aBig[t].zAlgo, zErr);
+    CHECK(ring_build(&cfg, aIn, (uint32_t)aBig[t].nNode, &r, zErr,
+                     sizeof(zErr))==RING_OK, "%s: %s", zWhat, zErr);
     if( r==NULL ) continue;
-    CHECK(r->owner_table!=NULL, "big %s %s: %u points, no owner table",
-          aBig[t].zAlgo, aBig[t].zHash ? aBig[t].zHash : "", r->n_points);
+    CHECK(r->n_points>=RING_OWNER_TABLE_POINTS && r->owner_table==NULL
+          && r->owner_due==r->n_points/RING_OWNER_TABLE_DUE,
+          "%s: %u points, table %p due in %u lookups", zWhat, r->n_points,
+          r->owner_table, r->owner_due);
+    if( t==0 ) check_table_without_memory(r, zWhat);
+    uint32_t nDue = r->owner_due;
+    for(uint32_t i=1; i<nDue; i++){
+      uint64_t p = rnd();
+      if( ring_lookup(r, p)!=naive_lookup(r, p) ){
+        CHECK(0, "%s: lookup %u of random %llu before the table", zWhat, i,
+              (unsigned long long)p);
+        break;
+      }
+    }
+    CHECK(r->owner_table==NULL && r->owner_due==1,
+          "%s: the table came before it was due", zWhat);
+    check_lookups(r);
+    CHECK(r->owner_table!=NULL && r->owner_due==0
+          && r->owner_wide==aBig[t].wide,
+          "%s: after %u lookups, table %p (wide %d)", zWhat, nDue,
+          r->owner_table, r->owner_wide);
+    if( r->owner_table && !r->owner_wide ){
+      uint64_t nOne, nNear, nFar;
+      count_escapes(r, &nOne, &nNear, &nFar);
+      int bCrowded = cfg.algo==&crowded_algo;
+      int bSmall = r->owner_shift==0;      /* crc32's 15 bits: no room */
+      CHECK((bSmall ? nOne==0 : nOne>0) && nNear>0
+            && (bCrowded ? nFar>0 : nFar==0),
+            "%s: %llu one-point entries, %llu escapes near their estimate, "
+            "%llu far", zWhat, (unsigned long long)nOne,
+            (unsigned long long)nNear, (unsigned long long)nFar);
+    }
     check_lookups(r);
     ring_release(r);
   }
