@@ -269,7 +269,8 @@ static int yaml_needs_escape(uint32_t c){
       || c==0xFEFF || c==0xFFFE || c==0xFFFF;
 }
 
-void config_buf_json_string(config_buf *b, const char *z){
+size_t config_buf_json_string(config_buf *b, const char *z){
+  size_t iStart = b->n;
   config_buf_append(b, "\"", 1);
   const unsigned char *p = (const unsigned char *)z;
   while( *p ){
@@ -298,6 +299,11 @@ void config_buf_json_string(config_buf *b, const char *z){
     p += n;
   }
   config_buf_append(b, "\"", 1);
+  size_t nChar = 0;
+  for(size_t k=iStart; k<b->n && !b->nomem; k++){
+    nChar += ((unsigned char)b->z[k] & 0xC0)!=0x80;
+  }
+  return nChar;
 }
 
 int config_buf_finish(config_buf *b, char **pzOut){

@@ -171,8 +171,12 @@ void config_buf_printf(config_buf *b, const char *zFmt, ...);
 int config_buf_finish(config_buf *b, char **pzOut);
 
 /* Append z as a JSON string (quoted and escaped), which YAML reads back
-** as the same string. */
-void config_buf_json_string(config_buf *b, const char *z);
+** as the same string; the characters written. */
+size_t config_buf_json_string(config_buf *b, const char *z);
+
+/* The longest mapping key libyaml reads, in characters from its first to
+** the ':' (an implicit key, in a block or in {...}). */
+#define CONFIG_YAML_MAX_KEY 1024
 
 /* The whole number written in z (n bytes, digits only), at most 1e9, or
 ** -1. */

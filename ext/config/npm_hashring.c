@@ -248,7 +248,15 @@ static int npm_write(const config_pool *p, char **pzOut, char *zErr,
   config_buf_append(&b, bWeights ? "{" : "[", 1);
   for(uint32_t k=0; k<p->n_nodes && !b.nomem; k++){
     if( k ) config_buf_append(&b, ", ", 2);
-    config_buf_json_string(&b, p->nodes[k].name);
+    size_t nKey = config_buf_json_string(&b, p->nodes[k].name);
+    if( bWeights && nKey>CONFIG_YAML_MAX_KEY ){
+      snprintf(zErr, nErr, "node %.100s is written as a key of %zu "
+               "characters (escapes included); this format is read as "
+               "YAML, whose keys are at most %d", p->nodes[k].name, nKey,
+               CONFIG_YAML_MAX_KEY);
+      ring_dealloc(b.z);
+      return CONFIG_ERROR;
+    }
     if( bWeights ){
       long long w;
       if( config_whole_weight(p->nodes[k].weight, &w) ){

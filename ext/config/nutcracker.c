@@ -224,9 +224,10 @@ static int nutcracker_write(const config_pool *p, char **pzOut, char *zErr,
              zHash);
     return CONFIG_ERROR;
   }
-  if( !nutcracker_plain(p->name) ){
-    snprintf(zErr, nErr, "'%.100s' cannot be written as a pool name",
-             p->name);
+  if( !nutcracker_plain(p->name) || strlen(p->name)>CONFIG_YAML_MAX_KEY ){
+    snprintf(zErr, nErr, "'%.100s' cannot be written as a pool name (a "
+             "plain YAML key of at most %d bytes)", p->name,
+             CONFIG_YAML_MAX_KEY);
     return CONFIG_ERROR;
   }
   config_buf b = {0};
