@@ -433,6 +433,10 @@ int config_read_spec(const char *zFormat, const char *z, size_t n,
                             fmt->name, n, CONFIG_MAX_TEXT);
     return *pzErr ? CONFIG_ERROR : CONFIG_NOMEM;
   }
+  if( memchr(z, 0, n) ){
+    *pzErr = config_mprintf("%s: the text holds a NUL byte", fmt->name);
+    return *pzErr ? CONFIG_ERROR : CONFIG_NOMEM;
+  }
   config_file f;
   memset(&f, 0, sizeof(f));
   fmt->read(z, n, &f);

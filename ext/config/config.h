@@ -117,8 +117,9 @@ typedef struct config_format {
   const char *writes;                        /* "an nginx upstream", ... */
   const char *const *write_options;          /* the options it writes, a
                                              ** NULL-ended list */
-  /* Read text (n bytes) into f. On return f->error or f->nomem tells of
-  ** a fault of the whole text. */
+  /* Read text (n bytes, no NUL byte: config_read_spec refuses one) into
+  ** f. On return f->error or f->nomem tells of a fault of the whole
+  ** text. */
   void (*read)(const char *z, size_t n, config_file *f);
   /* Write p (of the format's algorithm, with only write_options) as the
   ** program's text into *pzOut (ring allocator). Returns

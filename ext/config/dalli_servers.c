@@ -118,10 +118,6 @@ static const char *dalli_list_parse(const char *z, size_t n, size_t *pnNode,
 }
 
 static void dalli_list_read(const char *z, size_t n, config_file *f){
-  if( memchr(z, 0, n) ){
-    config_fail(f, "the text holds a NUL byte");
-    return;
-  }
   config_pool *p = config_pool_add(f, "servers", 7, 1);
   if( p==NULL ) return;
   p->algorithm = "dalli";

@@ -146,10 +146,6 @@ static void libmemcached_list(const char *z, size_t n, config_file *f,
 }
 
 static void libmemcached_read(const char *z, size_t n, config_file *f){
-  if( memchr(z, 0, n) ){
-    config_fail(f, "the text holds a NUL byte");
-    return;
-  }
   config_pool *p = config_pool_add(f, "servers", 7, 1);
   if( p==NULL ) return;
   p->algorithm = "ketama";

@@ -139,10 +139,6 @@ static void read_row(config_file *f, config_pool *p, const word *a, int nWord,
 }
 
 static void nodetool_ring_read(const char *z, size_t n, config_file *f){
-  if( memchr(z, 0, n) ){
-    config_fail(f, "the text holds a NUL byte");
-    return;
-  }
   config_pool *p = config_pool_add(f, "ring", 4, 1);
   if( p==NULL ) return;
   p->algorithm = "cassandra";

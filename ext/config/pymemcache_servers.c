@@ -93,10 +93,6 @@ static const char *pymemcache_list_parse(const char *z, size_t n, char *zOut,
 }
 
 static void pymemcache_list_read(const char *z, size_t n, config_file *f){
-  if( memchr(z, 0, n) ){
-    config_fail(f, "the text holds a NUL byte");
-    return;
-  }
   config_pool *p = config_pool_add(f, "servers", 7, 1);
   if( p==NULL ) return;
   p->algorithm = "pymemcache";

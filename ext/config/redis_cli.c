@@ -456,10 +456,6 @@ static void cli_arguments(cli_reader *r){
 }
 
 static void redis_cli_read(const char *z, size_t n, config_file *f){
-  if( memchr(z, 0, n) ){
-    config_fail(f, "the text holds a NUL byte");
-    return;
-  }
   cli_reader r;
   memset(&r, 0, sizeof(r));
   r.f = f;

@@ -303,10 +303,6 @@ static void redis_nodes_add(redis_reader *r){
 }
 
 static void redis_nodes_read(const char *z, size_t n, config_file *f){
-  if( memchr(z, 0, n) ){
-    config_fail(f, "the text holds a NUL byte");
-    return;
-  }
   redis_reader r;
   memset(&r, 0, sizeof(r));
   r.f = f;

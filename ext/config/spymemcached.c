@@ -94,10 +94,6 @@ static void spy_server(config_file *f, config_pool *p, const char *z,
 }
 
 static void spy_read(const char *z, size_t n, config_file *f){
-  if( memchr(z, 0, n) ){
-    config_fail(f, "the text holds a NUL byte");
-    return;
-  }
   config_pool *p = config_pool_add(f, "servers", 7, 1);
   if( p==NULL ) return;
   p->algorithm = "spymemcached";
