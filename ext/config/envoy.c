@@ -177,6 +177,10 @@ static void envoy_cluster(config_file *f, config_pool *p, yaml_document_t *d,
                     (long long)o->hi);
       return;
     }
+    /* A size equal to the default is left out, as ch_export leaves it. */
+    long long vDefault = o->default_text ? atoll(o->default_text)
+                                         : (long long)o->hi;
+    if( v==vDefault ) continue;
     snprintf(z, sizeof(z), "%lld", v);
     config_option_set(p, azSize[i][1], z, 1);
   }
