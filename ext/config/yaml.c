@@ -38,15 +38,45 @@ static int yaml_depth(yaml_document_t *d, yaml_node_t *node, int depth,
   return deepest;
 }
 
-/* The failure of a parser that stopped. */
-static void config_yaml_parser_fail(yaml_parser_t *parser, config_file *f){
+/* Is character iChar of text z (n bytes) a ':' more than
+** CONFIG_YAML_MAX_KEY characters after the start of its line, of its flow
+** item or of the value before it? libyaml reads no longer key, and stops at
+** its ':' saying only that a ':' or ',' is missing. A ',' or bracket inside
+** a quoted key starts the count again, so a long key can go unnoticed
+** here, never a short one noticed. */
+static int yaml_long_key_at(const char *z, size_t n, size_t iChar){
+  size_t i = 0, c = 0;
+  while( i<n && c<iChar ){
+    i++;
+    while( i<n && (z[i]&0xC0)==0x80 ) i++;
+    c++;
+  }
+  if( i>=n || z[i]!=':' ) return 0;
+  size_t nChar = 0;
+  while( i>0 ){
+    char b = z[--i];
+    if( b=='\n' || b=='{' || b=='[' || b==',' ) break;
+    if( b==':' && z[i+1]==' ' ) break;
+    if( (b&0xC0)!=0x80 ) nChar++;
+  }
+  return nChar>CONFIG_YAML_MAX_KEY;
+}
+
+/* The failure of a parser that stopped reading text z of n bytes. */
+static void config_yaml_parser_fail(yaml_parser_t *parser, const char *z,
+                                    size_t n, config_file *f){
   if( parser->error==YAML_MEMORY_ERROR ){
     f->nomem = 1;
   }else{
-    config_fail(f, "line %d: %s%s%s", (int)parser->problem_mark.line+1,
+    char zHint[100] = "";
+    if( yaml_long_key_at(z, n, parser->problem_mark.index) ){
+      snprintf(zHint, sizeof(zHint), " (a key runs more than %d characters "
+               "to its ':', longer than libyaml reads)", CONFIG_YAML_MAX_KEY);
+    }
+    config_fail(f, "line %d: %s%s%s%s", (int)parser->problem_mark.line+1,
                 parser->problem ? parser->problem : "not YAML",
                 parser->context ? " " : "",
-                parser->context ? parser->context : "");
+                parser->context ? parser->context : "", zHint);
   }
 }
 
@@ -63,7 +93,7 @@ static int yaml_events_check(const char *z, size_t n, config_file *f){
   for(;;){
     yaml_event_t event;
     if( !yaml_parser_parse(&parser, &event) ){
-      config_yaml_parser_fail(&parser, f);
+      config_yaml_parser_fail(&parser, z, n, f);
       rc = 1;
       break;
     }
@@ -100,7 +130,7 @@ int config_yaml_load(const char *z, size_t n, yaml_document_t *d,
   yaml_parser_set_input_string(&parser, (const unsigned char *)z, n);
   int ok = yaml_parser_load(&parser, d);
   if( !ok ){
-    config_yaml_parser_fail(&parser, f);
+    config_yaml_parser_fail(&parser, z, n, f);
     yaml_parser_delete(&parser);
     return 1;
   }
