@@ -7,13 +7,15 @@
 **
 **   {"default_algorithm": "ring",
 **    "algorithms": [{"name", "default_hash", "units", "unit_name",
-**                    "lists_units", "exact_diff", "options", "doc"}, ...],
+**                    "lists_units", "exact_diff", "options", "hashes",
+**                    "doc"}, ...],
 **    "hashes": [{"name", "bits", "seeded"}, ...],
 **    "options": ["algorithm", "hash", ...]}
 **
 ** An algorithm's "options" are the names of every option it takes, in
-** the option table's order; "doc" holds its ring_algo_doc fields (null
-** where one is NULL).
+** the option table's order; its "hashes" the names of the hashes its
+** options check takes (the hash option given, every other at its default);
+** "doc" holds its ring_algo_doc fields (null where one is NULL).
 */
 #include <stdio.h>
 
@@ -76,6 +78,18 @@ static void print_algorithm(const ring_algo *a){
     if( !options_apply(a, i) ) continue;
     if( n++ ) fputs(", ", stdout);
     json_string(options_name_at(i));
+  }
+  fputs("], \"hashes\": [", stdout);
+  n = 0;
+  for(int h=0; h<HASH_COUNT; h++){
+    ring_config cfg;
+    char zErr[400];
+    ring_config_default(&cfg);
+    options_set_algorithm(&cfg, a);
+    cfg.hash = (hash_id)h;
+    if( options_check(&cfg, OPTION_HASH, zErr, sizeof(zErr)) ) continue;
+    if( n++ ) fputs(", ", stdout);
+    json_string(hash_name(h));
   }
   fputs("], \"columns\": [", stdout);
   for(int i=0; a->columns && a->columns[i].name; i++){

@@ -128,6 +128,34 @@ def options_not_applying():
                      for takers, opts in groups.items())
 
 
+def hashes_not_taken():
+    """'a hash other than `crc32a` with `nginx` or `dalli`; ...; `xxh3`,
+    ... or `md5_128` with `ketama`': each algorithm's hashes as its options
+    check takes them, grouped by algorithms that take the same; identity
+    (a rule of its own) and algorithms taking every hash left out."""
+    every = [h["name"] for h in CAT["hashes"] if h["name"] != "identity"]
+    groups = {}
+    for a in ALGOS:
+        taken = [h for h in every if h in a["hashes"]]
+        if len(taken) == len(every):
+            continue
+        if a["default_hash"] in taken:    # the default first
+            taken.remove(a["default_hash"])
+            taken.insert(0, a["default_hash"])
+        groups.setdefault(tuple(taken), []).append("`%s`" % a["name"])
+    out = []
+    for taken, names in groups.items():
+        refused = [h for h in every if h not in taken]
+        if len(taken) <= len(refused):
+            out.append("a hash other than %s with %s"
+                       % (spoken((code([h]) for h in taken), "or"),
+                          spoken(names, "or")))
+        else:
+            out.append("%s with %s" % (spoken((code([h]) for h in refused), "or"),
+                                       spoken(names, "or")))
+    return "; ".join(out)
+
+
 def tvf_cells(a):
     """What ch_points, ch_arcs, ch_diff, ch_replicas give for algorithm a:
     its doc fields, or what its units give."""
@@ -294,6 +322,7 @@ REGIONS = {
     "default-hashes": default_hashes,
     "reproduces": reproduces,
     "options-not-applying": options_not_applying,
+    "hashes-not-taken": hashes_not_taken,
     "tvf-table": tvf_table,
     "algorithms-table": algorithms_table,
     "session": session,
@@ -310,7 +339,8 @@ TEST = re.compile(r"^# gen:([a-z-]+)\n(.*?)^# /gen$", re.S | re.M)
 FILES = {
     "README.md": ["algorithms", "reproduces"],
     "docs/reference.md": ["algorithms", "algorithm-summaries", "hashes",
-                          "default-hashes", "options-not-applying", "session",
+                          "default-hashes", "options-not-applying",
+                          "hashes-not-taken", "session",
                           "tvf-table", "functions"],
     "docs/analysis.md": ["tvf-table"],
     "docs/algorithms.md": ["algorithms-table"],
