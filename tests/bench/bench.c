@@ -928,7 +928,7 @@ static void bench_core_builds(void){
 
 #ifdef BENCH_LIBMEMCACHED
 /*
-** libmemcached cannot hold the issue's 1,000 servers: every rebuild of its
+** libmemcached cannot hold the target's 1,000 servers: every rebuild of its
 ** ketama continuum (update_continuum in hosts.cc, run by each
 ** memcached_server_add_with_weight, by memcached_server_push of a whole list
 ** and by setting the distribution) asserts
