@@ -90,6 +90,13 @@ static char *cli_read_file(const char *zPath, int *pn){
   return z;
 }
 
+/* Column i of a row as text: a NULL (a key no node serves, such as one
+** of a Redis map's uncovered slots) is an empty field, as in CSV. */
+static const char *cli_column(sqlite3_stmt *pStmt, int i){
+  const char *z = (const char *)sqlite3_column_text(pStmt, i);
+  return z ? z : "";
+}
+
 /* Prepare zSql on db; NULL with the error on stderr. */
 static sqlite3_stmt *cli_prepare(sqlite3 *db, const char *zSql){
   sqlite3_stmt *pStmt = NULL;
@@ -115,7 +122,8 @@ static char *cli_spec(sqlite3 *db, const cli_args *a, const char *zPath){
     sqlite3_bind_text(pStmt, 2, zText, n, SQLITE_STATIC);
     if( a->zName ) sqlite3_bind_text(pStmt, 3, a->zName, -1, SQLITE_STATIC);
     if( sqlite3_step(pStmt)==SQLITE_ROW ){
-      zSpec = strdup((const char *)sqlite3_column_text(pStmt, 0));
+      zSpec = strdup(cli_column(pStmt, 0));
+      if( zSpec==NULL ) fprintf(stderr, "chash: out of memory\n");
     }else{
       fprintf(stderr, "chash: %s: %s\n", zPath, sqlite3_errmsg(db));
     }
@@ -137,6 +145,22 @@ static char *cli_line(FILE *in, char **pz, size_t *pAlloc, int *pn){
   return *pz;
 }
 
+/* Can z (n bytes) be a field of a tab-separated line as it is? A tab, a
+** line break or a NUL byte in it would make the line mean otherwise. */
+static int cli_tsv_field(const char *z, int n){
+  for(int i=0; i<n; i++){
+    if( z[i]=='\t' || z[i]=='\n' || z[i]==0 ) return 0;
+  }
+  return 1;
+}
+
+static int cli_tsv_refused(const char *zWhat){
+  fprintf(stderr, "chash: %s holds a tab, a line break or a NUL byte, which "
+          "a tab-separated line cannot show (chash moved writes CSV; SQL "
+          "takes any key)\n", zWhat);
+  return 2;
+}
+
 /* chash locate */
 static int cli_locate(sqlite3 *db, const cli_args *a){
   char *zSpec = NULL;
@@ -146,6 +170,15 @@ static int cli_locate(sqlite3 *db, const cli_args *a){
     if( zSpec==NULL ) return 2;
   }else if( a->zDb==NULL ){
     return cli_usage_error("locate needs --config FILE or --db DB", 0);
+  }
+  /* Keys given as arguments are checked before any is looked up. */
+  for(int i=0; i<a->nArg; i++){
+    if( !cli_tsv_field(a->azArg[i], (int)strlen(a->azArg[i])) ){
+      char zWhat[30];
+      snprintf(zWhat, sizeof(zWhat), "key %d", i+1);
+      free(zSpec);
+      return cli_tsv_refused(zWhat);
+    }
   }
   sqlite3_stmt *pStmt = cli_prepare(db, a->zRing || zSpec
                                     ? "SELECT ch_locate(?1, ?2)"
@@ -164,10 +197,21 @@ static int cli_locate(sqlite3 *db, const cli_args *a){
     }else if( (zKey = cli_line(stdin, &zLine, &nAlloc, &nKey))==NULL ){
       break;
     }
+    if( !cli_tsv_field(zKey, nKey) ){
+      char zWhat[60];
+      snprintf(zWhat, sizeof(zWhat), "line %d of the standard input", i+1);
+      rc = cli_tsv_refused(zWhat);
+      break;
+    }
     sqlite3_bind_text(pStmt, 1, zKey, nKey, SQLITE_STATIC);
     if( zRing ) sqlite3_bind_text(pStmt, 2, zRing, -1, SQLITE_STATIC);
     if( sqlite3_step(pStmt)==SQLITE_ROW ){
-      printf("%s\t%s\n", zKey, (const char *)sqlite3_column_text(pStmt, 0));
+      const char *zNode = cli_column(pStmt, 0);
+      if( !cli_tsv_field(zNode, sqlite3_column_bytes(pStmt, 0)) ){
+        rc = cli_tsv_refused("the name of the key's node");
+      }else{
+        printf("%s\t%s\n", zKey, zNode);
+      }
     }else{
       fprintf(stderr, "chash: %s\n", sqlite3_errmsg(db));
       rc = 2;
@@ -210,18 +254,22 @@ static int cli_diff(sqlite3 *db, const cli_args *a){
     sqlite3_bind_text(pStmt, 2, zNew, -1, SQLITE_STATIC);
     int step;
     while( (step = sqlite3_step(pStmt))==SQLITE_ROW ){
-      printf("%s\t%s\t%.17g\n", (const char *)sqlite3_column_text(pStmt, 0),
-             (const char *)sqlite3_column_text(pStmt, 1),
-             sqlite3_column_double(pStmt, 2));
+      const char *zSrc = cli_column(pStmt, 0);
+      const char *zDst = cli_column(pStmt, 1);
+      if( !cli_tsv_field(zSrc, sqlite3_column_bytes(pStmt, 0))
+       || !cli_tsv_field(zDst, sqlite3_column_bytes(pStmt, 1)) ){
+        rc = cli_tsv_refused("a node name");
+        break;
+      }
+      printf("%s\t%s\t%.17g\n", zSrc, zDst, sqlite3_column_double(pStmt, 2));
       total += sqlite3_column_double(pStmt, 2);
       rc = 1;
     }
-    if( step!=SQLITE_DONE ){
+    if( rc<2 && step!=SQLITE_DONE ){
       fprintf(stderr, "chash: %s\n", sqlite3_errmsg(db));
       rc = 2;
-    }else{
-      printf("total\t\t%.17g\n", total);
     }
+    if( rc<2 ) printf("total\t\t%.17g\n", total);
     sqlite3_finalize(pStmt);
   }
   free(zOld);
@@ -300,7 +348,8 @@ static char *cli_only_ring(sqlite3 *db, const char *zDb){
             "--ring\n", zDb, sqlite3_column_int(pStmt, 0), zList ? ": " : "",
             zList ? zList : "");
   }else{
-    zRing = strdup((const char *)sqlite3_column_text(pStmt, 1));
+    zRing = strdup(cli_column(pStmt, 1));
+    if( zRing==NULL ) fprintf(stderr, "chash: out of memory\n");
   }
   sqlite3_finalize(pStmt);
   return zRing;
@@ -313,7 +362,10 @@ static int cli_export(sqlite3 *db, const cli_args *a){
   if( a->nArg>0 ) return cli_usage_error("export takes no argument: ",
                                          a->azArg[0]);
   char *zRing = a->zRing ? strdup(a->zRing) : cli_only_ring(db, a->zDb);
-  if( zRing==NULL ) return 2;
+  if( zRing==NULL ){
+    if( a->zRing ) fprintf(stderr, "chash: out of memory\n");
+    return 2;
+  }
   sqlite3_stmt *pStmt = cli_prepare(db, a->zName
                                     ? "SELECT ch_export(?1, ?2, ?3)"
                                     : "SELECT ch_export(?1, ?2)");
@@ -323,7 +375,7 @@ static int cli_export(sqlite3 *db, const cli_args *a){
     sqlite3_bind_text(pStmt, 2, a->zFormat, -1, SQLITE_STATIC);
     if( a->zName ) sqlite3_bind_text(pStmt, 3, a->zName, -1, SQLITE_STATIC);
     if( sqlite3_step(pStmt)==SQLITE_ROW ){
-      fputs((const char *)sqlite3_column_text(pStmt, 0), stdout);
+      fputs(cli_column(pStmt, 0), stdout);
       rc = 0;
     }else{
       fprintf(stderr, "chash: %s\n", sqlite3_errmsg(db));

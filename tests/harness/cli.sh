@@ -65,6 +65,25 @@ want=$(sql "SELECT k || char(9) || ch_locate(k, ch_config('redis_cli', readfile(
 check "locate --format redis_cli" "$got" "$want"
 check "--help lists redis_cli" "$("$tool" --help | grep -c 'redis_cli')" 1
 
+# A key no node serves (a Redis map's uncovered slots) has an empty NODE,
+# in locate and in diff's SRC, as NULL is in CSV.
+cat > gaps.txt <<'CONF'
+07c37dfeb235213a872192d90877d0cd55635b91 127.0.0.1:30004@31004 master - 0 1426238317239 4 connected 0-100
+67ed2db8d677e59ec4a4cefb06858cf2a1a89fa1 127.0.0.1:30002@31002 master - 0 1426238316232 2 connected 5461-10922
+CONF
+sed 's/0-100$/0-5460/; s/5461-10922$/5461-16383/' gaps.txt > full.txt
+got=$("$tool" locate --format redis_nodes --config gaps.txt a b c)
+want=$(sql "SELECT k || char(9) || coalesce(ch_locate(k, ch_config('redis_nodes', readfile('gaps.txt'))), '') FROM (SELECT 'a' AS k UNION ALL SELECT 'b' UNION ALL SELECT 'c')")
+check "locate: no node" "$got" "$want"
+check "locate: no node is an empty field" "$(echo "$got" | grep -c "$(printf '\t')\$")" 2
+set +e
+got=$("$tool" diff --format redis_nodes gaps.txt full.txt); rc=$?
+set -e
+want=$(sql "SELECT coalesce(src, '') || char(9) || dst || char(9) || printf('%!.17g', sum(share)) FROM ch_diff(ch_config('redis_nodes', readfile('gaps.txt')), ch_config('redis_nodes', readfile('full.txt'))) GROUP BY src, dst ORDER BY src, dst")
+check "diff: no node" "$(echo "$got" | grep -v '^total' | awk -F'\t' '{ printf "%s\t%s\t%.12g\n", $1, $2, $3 }')" \
+                      "$(echo "$want" | awk -F'\t' '{ printf "%s\t%s\t%.12g\n", $1, $2, $3 }')"
+check "diff: no node, exit status" "$rc" 1
+
 # diff: the exact share per src -> dst, and the exit status 1 (keys move).
 set +e
 got=$("$tool" diff --format nutcracker old.yml new.yml); rc=$?
@@ -126,6 +145,13 @@ trouble "export without db" "export needs --db DB" export --format nginx
 trouble "export of a missing ring" "no such ring: 'nope'" export --format nginx --db pool.db --ring nope
 trouble "export in another format" "the ring is algorithm nginx" export --format haproxy --db pool.db
 trouble "a missing database" "cannot open missing.db" export --format nginx --db missing.db
+trouble "a key with a tab" "key 2 holds a tab, a line break or a NUL byte" locate --format nginx --config nginx.conf --name app k "$(printf 'x\ty')"
+set +e
+out=$(printf 'k1\nk\0z\n' | "$tool" locate --format nginx --config nginx.conf --name app 2> err.txt); rc=$?
+set -e
+check "a key line with a NUL: exit status" "$rc" 2
+check "a key line with a NUL: the lines before it" "$out" "$("$tool" locate --format nginx --config nginx.conf --name app k1)"
+check "a key line with a NUL: message" "$(grep -c -F 'line 2 of the standard input holds a tab, a line break or a NUL byte' err.txt)" 1
 "$tool" --help | grep -q '^usage: chash COMMAND' && check "--help" ok ok || check "--help" no ok
 check "--help exit status" "$("$tool" locate --help > /dev/null; echo $?)" 0
 
