@@ -153,7 +153,8 @@ BUILDS = $(LOADABLE) build/runner build/ring_test build/algos_test \
          build/asan/runner build/asan/ring_test build/asan/algos_test \
          build/asan/ring_points_test build/asan/geometry_test dist/chash.c \
          build/dist/chash.so build/dist/runner-embedded build/dist/embedded \
-         build/concurrency build/crash tests/bench/bench
+         build/concurrency build/crash build/holds build/asan/holds \
+         tests/bench/bench
 ifneq ($(filter $(DEPS_GOALS),$(MAKECMDGOALS)),)
 $(BUILDS): | deps
 endif
@@ -164,6 +165,10 @@ $(LOADABLE): $(SRC) $(HDR)
 build/runner: tests/harness/runner.c
 	@mkdir -p build
 	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LDFLAGS) -lsqlite3 -lnettle
+
+build/holds: tests/harness/holds.c
+	@mkdir -p build
+	$(CC) $(STD) $(CPPFLAGS) $(CFLAGS) $(WARN) -o $@ $< $(LDFLAGS) -lsqlite3
 
 build/ring_test: tests/unit/ring_test.c $(CORE) $(HDR)
 	@mkdir -p build
@@ -204,7 +209,7 @@ TEST_TARGETS = test test-asan test-valgrind test-oom test-hard fuzz fuzz-replay 
                bench test-dist test-install test-sqlite-versions test-python test-node
 $(TEST_TARGETS): WERROR = -Werror
 
-test: deps $(LOADABLE) $(CLI) build/runner build/ring_test build/algos_test build/ring_points_test build/geometry_test build/lookup_rules_test
+test: deps $(LOADABLE) $(CLI) build/runner build/holds build/ring_test build/algos_test build/ring_points_test build/geometry_test build/lookup_rules_test
 	build/ring_test
 	build/algos_test
 	build/ring_points_test
@@ -212,6 +217,7 @@ test: deps $(LOADABLE) $(CLI) build/runner build/ring_test build/algos_test buil
 	build/lookup_rules_test
 	$(MAKE) --no-print-directory gen-check
 	build/runner --ext ./$(LOADABLE) tests/sql/*.test tests/gen/*.test
+	build/holds ./$(LOADABLE)
 	tests/harness/migration.sh ./$(LOADABLE)
 	tests/harness/cli.sh $(CURDIR)/$(CLI) $(CURDIR)/$(LOADABLE)
 	/usr/bin/python3 tests/harness/deserialize.py ./$(LOADABLE)
@@ -255,6 +261,10 @@ build/asan/runner: tests/harness/runner.c
 	@mkdir -p build/asan
 	$(CC) $(STD) -O1 $(WARN) $(SAN) -o $@ $< -lsqlite3 -lnettle
 
+build/asan/holds: tests/harness/holds.c
+	@mkdir -p build/asan
+	$(CC) $(STD) -O1 $(WARN) $(SAN) -o $@ $< -lsqlite3
+
 build/asan/ring_test: tests/unit/ring_test.c $(CORE) $(HDR)
 	@mkdir -p build/asan
 	$(CC) $(STD) -O1 $(WARN) $(SAN) $(INC) -o $@ tests/unit/ring_test.c $(CORE) $(LIBS)
@@ -275,7 +285,7 @@ build/asan/lookup_rules_test: tests/unit/lookup_rules_test.c $(CORE) $(HDR)
 	@mkdir -p build/asan
 	$(CC) $(STD) -O1 $(WARN) $(SAN) $(INC) -o $@ tests/unit/lookup_rules_test.c $(CORE) $(LIBS)
 
-test-asan: deps build/asan/chash.so build/asan/runner build/asan/ring_test build/asan/algos_test build/asan/ring_points_test build/asan/geometry_test build/asan/lookup_rules_test
+test-asan: deps build/asan/chash.so build/asan/runner build/asan/holds build/asan/ring_test build/asan/algos_test build/asan/ring_points_test build/asan/geometry_test build/asan/lookup_rules_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/ring_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
@@ -288,6 +298,8 @@ test-asan: deps build/asan/chash.so build/asan/runner build/asan/ring_test build
 	  build/asan/lookup_rules_test
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  build/asan/runner --ext ./build/asan/chash.so tests/sql/*.test tests/gen/*.test
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  build/asan/holds ./build/asan/chash.so
 
 # Every .test file under valgrind memcheck: any error or leak fails.
 # oom.test is left out: its 22,000 fault-injection runs take valgrind most

@@ -32,6 +32,19 @@ ring_cache_entry *ring_cache_find(ring_cache *c, const char *zKey, int nKey){
   return NULL;
 }
 
+ring_cache_entry *ring_cache_find_tagged(ring_cache *c, char cTag,
+                                         const char *z, int n){
+  for(int i=0; i<c->n; i++){
+    ring_cache_entry *e = &c->a[i];
+    if( e->zKey && e->nKey==n+1 && e->zKey[0]==cTag
+     && memcmp(e->zKey+1, z, n)==0 ){
+      e->last_use = ++c->clock;
+      return e;
+    }
+  }
+  return NULL;
+}
+
 void ring_cache_put(ring_cache *c, ring_cache_entry *pNew){
   ring_cache_entry *pSlot = &c->a[0];
   for(int i=0; i<c->n; i++){

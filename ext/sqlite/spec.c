@@ -62,6 +62,9 @@ struct chash_conn {
   ring_cache_entry aBuilt[CONN_CACHE_SIZE];
   ring_cache_entry aResolved[FAST_CACHE_SIZE];
   int bResolving;          /* a spec is being resolved (see resolve_enter) */
+  void *pSpareHold;        /* a statement's hold given back, for the next */
+  int nHolds;              /* holds taken and not given back */
+  int bFreed;              /* conn_free came while holds were out */
 };
 
 chash_conn *conn_new(sqlite3 *db){
@@ -94,7 +97,42 @@ void conn_free(void *pConn){
   if( conn==NULL ) return;
   ring_cache_clear(&conn->built);
   ring_cache_clear(&conn->resolved);
+  sqlite3_free(conn->pSpareHold);
+  conn->pSpareHold = NULL;
+  /* A hold still out is given back when its statement ends, which can be
+  ** after the chash module is dropped (sqlite3_drop_modules): the last
+  ** one frees conn. */
+  if( conn->nHolds>0 ){
+    conn->bFreed = 1;
+    return;
+  }
   sqlite3_free(conn);
+}
+
+/*
+** A statement's hold on its rings (spec_stmt.c) is nByte bytes (the same
+** for every hold), allocated once per statement. The last one given back
+** is kept for the next statement, so a connection running one statement
+** after another allocates none.
+*/
+void *conn_hold_take(chash_conn *conn, size_t nByte){
+  void *p = conn->pSpareHold;
+  conn->pSpareHold = NULL;
+  if( p==NULL ) p = sqlite3_malloc64(nByte);
+  if( p ) conn->nHolds++;
+  return p;
+}
+
+void conn_hold_give(chash_conn *conn, void *p){
+  conn->nHolds--;
+  if( conn->bFreed ){
+    sqlite3_free(p);
+    if( conn->nHolds==0 ) sqlite3_free(conn);
+  }else if( conn->pSpareHold==NULL ){
+    conn->pSpareHold = p;
+  }else{
+    sqlite3_free(p);
+  }
 }
 
 /*
@@ -531,6 +569,7 @@ int spec_arg_read(sqlite3_value *pSpec, const char *zFunc, spec_arg *a,
 
 /* Room for most specs' keys on the stack (longer ones are allocated). */
 #define SPEC_KEY_ROOM 128
+#define SPEC_KEY_TEXT 't'          /* the first byte of a TEXT spec's key */
 
 /*
 ** A spec's key in the resolved cache: its type, then its text or value.
@@ -546,7 +585,7 @@ static int spec_arg_key(const spec_arg *a, char *zRoom, char **pzKey){
       *pzKey = sqlite3_malloc64(n);
       if( *pzKey==NULL ) return -1;
     }
-    (*pzKey)[0] = 't';
+    (*pzKey)[0] = SPEC_KEY_TEXT;
     memcpy(*pzKey+1, a->z, a->n);
     return n;
   }
@@ -571,6 +610,14 @@ static void token_read(sqlite3 *db, int64_t *pnChange, int *pnDb){
   while( sqlite3_db_name(db, *pnDb) ) (*pnDb)++;
 }
 
+/* Is the token what it was when e was resolved (token_read's, without
+** counting the schemas)? */
+static int token_holds(sqlite3 *db, const ring_cache_entry *e){
+  return sqlite3_total_changes64(db)==e->nChange
+      && sqlite3_db_name(db, e->nDb-1)!=NULL
+      && sqlite3_db_name(db, e->nDb)==NULL;
+}
+
 /*
 ** Is main settled: a database that only this connection's pager holds (in
 ** memory or in a temporary file, and not one sqlite3_deserialize() put in
@@ -587,7 +634,9 @@ static void token_read(sqlite3 *db, int64_t *pnChange, int *pnDb){
 ** yet committed is inside a write transaction.
 */
 static int main_settled(sqlite3 *db, unsigned *pVersion){
-  const char *zFile = sqlite3_db_filename(db, "main");
+  /* NULL names main without a lookup by name, in every SQLite chash runs
+  ** on (3.39 and later). */
+  const char *zFile = sqlite3_db_filename(db, NULL);
   return zFile!=NULL && zFile[0]==0
       && sqlite3_db_filename(db, "temp")==NULL
       && sqlite3_txn_state(db, NULL)!=SQLITE_TXN_WRITE
@@ -665,16 +714,18 @@ static int fast_stamp_holds(chash_conn *conn, ring_cache_entry *e){
 static int fast_get(chash_conn *conn, const spec_arg *a, ring **ppRing,
                     spec_table *pWhere, spec_checked *pChecked){
   sqlite3 *db = conn->db;
-  char zRoom[SPEC_KEY_ROOM], *zKey;
-  int nKey = spec_arg_key(a, zRoom, &zKey);
-  if( nKey<0 ) return 0;
-  ring_cache_entry *e = ring_cache_find(&conn->resolved, zKey, nKey);
-  spec_arg_key_free(zKey, zRoom);
-  if( e==NULL ) return 0;
-  int64_t nChange;
-  int nDb;
-  token_read(db, &nChange, &nDb);
-  if( nChange!=e->nChange || nDb!=e->nDb ) return 0;
+  ring_cache_entry *e;
+  if( a->eType==SQLITE_TEXT ){
+    e = ring_cache_find_tagged(&conn->resolved, SPEC_KEY_TEXT, a->z, a->n);
+  }else{
+    char zRoom[SPEC_KEY_ROOM], *zKey;
+    int nKey = spec_arg_key(a, zRoom, &zKey);
+    if( nKey<0 ) return 0;
+    e = ring_cache_find(&conn->resolved, zKey, nKey);
+    spec_arg_key_free(zKey, zRoom);
+  }
+  if( e==NULL || !token_holds(db, e) ) return 0;
+  int64_t nChange = e->nChange;
   const ring_cache_entry *c = pChecked ? pChecked->e : NULL;
   if( c && c->born==pChecked->born && pChecked->nChange==nChange
    && c->where.stamp==e->where.stamp

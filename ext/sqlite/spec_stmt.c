@@ -30,9 +30,11 @@ typedef struct stmt_entry {
   unsigned argMask;        /* arguments spec_ring_at offered it to */
 } stmt_entry;
 
-/* One allocation for a statement's first specs (a one-row statement pays
-** for one malloc and one free); more go to an array of their own. */
+/* One block for a statement's first specs, the connection's (conn_hold_take:
+** a connection running one statement after another reuses one block);
+** more go to an array of their own. */
 typedef struct stmt_cache {
+  chash_conn *conn;        /* the connection it is given back to */
   int n, nAlloc;
   int iLast;               /* the entry found last: checked first */
   spec_checked checked;    /* the statement's last check of a stamp */
@@ -51,7 +53,7 @@ static void stmt_cache_free(void *p){
     ring_release(sc->a[i].ring);
   }
   if( sc->a!=sc->aFirst ) sqlite3_free(sc->a);
-  sqlite3_free(sc);
+  conn_hold_give(sc->conn, sc);
 }
 
 /* Is a the spec of type eType, text z of n bytes or integer i? */
@@ -127,8 +129,10 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
 
   /* Keep r for the rest of the statement. */
   if( sc==NULL ){
-    sc = sqlite3_malloc64(sizeof(*sc));
+    chash_conn *conn = sqlite3_user_data(ctx);
+    sc = conn_hold_take(conn, sizeof(*sc));
     if( sc==NULL ) goto nomem;
+    sc->conn = conn;
     sc->n = sc->iLast = 0;
     sc->checked = none;
     sc->a = sc->aFirst;

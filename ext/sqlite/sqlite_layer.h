@@ -325,6 +325,10 @@ typedef struct ring_cache {
 
 /* The entry of key zKey (marked as just used), or NULL. */
 ring_cache_entry *ring_cache_find(ring_cache *c, const char *zKey, int nKey);
+/* The same for the key that is byte cTag then the n bytes z, without
+** making that key. */
+ring_cache_entry *ring_cache_find_tagged(ring_cache *c, char cTag,
+                                         const char *z, int n);
 
 /* Fill e (a copy of zKey, a new reference to r), to be put. SQLITE_OK or
 ** SQLITE_NOMEM (e is then clear). */
@@ -345,6 +349,11 @@ typedef struct chash_conn chash_conn;
 
 chash_conn *conn_new(sqlite3 *db);
 void conn_free(void *pConn);
+/* A statement's hold on rings (spec_stmt.c), of nByte bytes: the one the
+** connection kept or a new one (NULL: out of memory). Given back when its
+** statement ends, even after conn_free. */
+void *conn_hold_take(chash_conn *conn, size_t nByte);
+void conn_hold_give(chash_conn *conn, void *p);
 /* Drop every ring the connection's caches hold. */
 void conn_forget_rings(chash_conn *conn);
 

@@ -98,6 +98,50 @@ static void noop_text_func(sqlite3_context *ctx, int argc,
   sqlite3_result_text(ctx, "node-0042", 9, SQLITE_STATIC);
 }
 
+/*
+** The floor of section 8: what SQLite's interface charges a one-row
+** statement of ch_locate(key, spec) (two arguments) or ch_moved(key, old,
+** new) (three) beyond ch_hash(key), with no work of chash's own (no hash,
+** no lookup, no cache): each spec argument read and its auxdata asked
+** for, the statement's auxdata asked for and set once (its destructor run
+** at reset), main's state read once (its file name, temp's, the write
+** transaction, the data version) and the connection's token for each spec (its change count, its schemas), and
+** the result set as ch_locate's (a node name, not copied) or ch_moved's.
+*/
+static void hold_done(void *p){
+  (void)p;
+}
+
+static void hold_floor_func(sqlite3_context *ctx, int argc,
+                            sqlite3_value **argv){
+  static int aHold[1];
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  unsigned nVersion = 0;
+  int bSettled = 1;
+  for(int i=1; i<argc; i++){
+    if( sqlite3_get_auxdata(ctx, i) ) continue;
+    bSettled &= sqlite3_value_text(argv[i])!=NULL
+             && sqlite3_value_bytes(argv[i])>0;
+    if( sqlite3_get_auxdata(ctx, -1)==NULL && i==1 ){
+      const char *zFile = sqlite3_db_filename(db, NULL);
+      bSettled &= zFile!=NULL && zFile[0]==0
+               && sqlite3_db_filename(db, "temp")==NULL
+               && sqlite3_txn_state(db, NULL)!=SQLITE_TXN_WRITE
+               && sqlite3_file_control(db, NULL, SQLITE_FCNTL_DATA_VERSION,
+                                       &nVersion)==SQLITE_OK;
+      sqlite3_set_auxdata(ctx, -1, aHold, hold_done);
+    }
+    bSettled &= sqlite3_total_changes64(db)>=0
+             && sqlite3_db_name(db, 1)!=NULL && sqlite3_db_name(db, 2)==NULL;
+  }
+  if( argc>2 ){
+    sqlite3_result_int(ctx, bSettled);
+  }else{
+    sqlite3_result_text(ctx, bSettled ? "node-0042" : "node-0043", 9,
+                        SQLITE_STATIC);
+  }
+}
+
 /* A memory read a row, for the floor of section 12: read_far(id) reads
 ** one random 16-bit entry of 16 MiB (the size of a 10,000-node ring's owner
 ** table, in huge pages as the ring's arrays are), read_near(id) the same of
@@ -142,6 +186,8 @@ static sqlite3 *open_db(const char *zExt){
                           noop_func, NULL, NULL);
   sqlite3_create_function(db, "noop_text", 1, SQLITE_UTF8 | SQLITE_INNOCUOUS,
                           NULL, noop_text_func, NULL, NULL);
+  sqlite3_create_function(db, "hold_floor", -1, SQLITE_UTF8 | SQLITE_INNOCUOUS,
+                          NULL, hold_floor_func, NULL, NULL);
   register_read(db, "read_far", 23);
   register_read(db, "read_near", 15);
   return db;
@@ -444,14 +490,16 @@ static sqlite3 *open_file_db(const char *zExt, char *zPath){
 ** a one-row SELECT from a table (in a file), with their targets.
 */
 static void bench_statements(sqlite3 *db, const char *zExt){
-  enum { NSTMT = 2000, NMEM = 4 };
+  enum { NSTMT = 2000, NMEM = 6 };
   static const char *const azMem[NMEM] = {
     "SELECT ch_hash(?1)",
     "SELECT ch_locate(?1, 'r100')",
     "SELECT ch_moved(?1, 'r100@1', 'r100')",
     "SELECT ch_locate(?1, 'r100')",
+    "SELECT hold_floor(?1, 'r100')",
+    "SELECT hold_floor(?1, 'r100@1', 'r100')",
   };
-  static const int bMemBegin[NMEM] = { 0, 0, 0, 1 };
+  static const int bMemBegin[NMEM] = { 0, 0, 0, 1, 0, 0 };
   static const char *const azFile[2] = {
     "SELECT name FROM t WHERE id=?1",
     "SELECT ch_locate(?1, 'r')",
@@ -501,12 +549,14 @@ static void bench_statements(sqlite3 *db, const char *zExt){
   }
   double locate = usMem[1]/usMem[0], moved = usMem[2]/usMem[0];
   double file = usFile[1]/usFile[0];
-  printf("\n| ratio | figure | target | |\n|---|---:|---:|---|\n");
-  printf("| ch_locate / ch_hash, in memory | %.2f | <= 2.0 | %s |\n", locate,
-         verdict(locate<=2.0));
-  printf("| ch_moved / ch_hash, in memory | %.2f | <= 3.0 | %s |\n", moved,
-         verdict(moved<=3.0));
-  printf("| ch_locate / one-row table SELECT, in a file | %.2f | <= 1.5 | %s |\n",
+  /* hold_floor: SQLite's interface alone, ch_hash's work left out. */
+  printf("\n| ratio | figure | target | | SQLite's calls alone (hold_floor) / ch_hash |\n"
+         "|---|---:|---:|---|---:|\n");
+  printf("| ch_locate / ch_hash, in memory | %.2f | <= 2.0 | %s | %.2f |\n",
+         locate, verdict(locate<=2.0), usMem[4]/usMem[0]);
+  printf("| ch_moved / ch_hash, in memory | %.2f | <= 3.0 | %s | %.2f |\n",
+         moved, verdict(moved<=3.0), usMem[5]/usMem[0]);
+  printf("| ch_locate / one-row table SELECT, in a file | %.2f | <= 1.5 | %s | |\n",
          file, verdict(file<=1.5));
 }
 

@@ -1,0 +1,309 @@
+/*
+** tests/harness/holds.c: a statement's hold on its rings (ext/sqlite/
+** spec_stmt.c), which the connection keeps for its next statement once
+** the statement ends (conn_hold_take in ext/sqlite/spec.c).
+**
+** Usage:   build/holds EXTENSION
+**
+** Each case runs statements of ch_locate on ring r (a chash table of
+** nodes a, b, c, vnodes 20, in memory) in the orders a pool can get wrong:
+** a statement finalized after its connection was closed, a hold still out
+** when the chash module is dropped, two statements alive at once, a reset
+** in the middle of a scan, the ring changed while a scan holds the old
+** one, and every allocation failing in turn while another statement holds
+** the connection's spare. Every placement is compared with the same key's
+** on an inline JSON ring of the same nodes, on a connection of its own.
+** The cases are meant to run under AddressSanitizer or valgrind too
+** (make test-asan), which see a hold used or freed after its connection.
+** Prints "N passed, N failed"; exits 1 if any failed.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#define NKEY 10                   /* keys 1..NKEY in the scans */
+
+static const char *zExt;
+static int nPass = 0, nFail = 0;
+static char azWant[NKEY+1][16];   /* the owner of key k on a, b, c */
+static char azWantD[NKEY+1][16];  /* ... and on a, b, c, d */
+
+static void check(int bOk, const char *zCase, const char *zWhat){
+  if( bOk ){
+    nPass++;
+  }else{
+    nFail++;
+    printf("holds: %s: %s\n", zCase, zWhat);
+  }
+}
+
+/* ------------------------------------------- allocation failures */
+
+/* SQLite's allocator, with a failure at call number iFail (0: none). */
+static sqlite3_mem_methods memReal;
+static int iFail = 0, nCall = 0, nHit = 0;
+
+static void *faultMalloc(int n){
+  if( iFail && ++nCall==iFail ){
+    nHit++;
+    return NULL;
+  }
+  return memReal.xMalloc(n);
+}
+static void *faultRealloc(void *p, int n){
+  if( iFail && ++nCall==iFail ){
+    nHit++;
+    return NULL;
+  }
+  return memReal.xRealloc(p, n);
+}
+static void faultFree(void *p){ memReal.xFree(p); }
+static int faultSize(void *p){ return memReal.xSize(p); }
+static int faultRoundup(int n){ return memReal.xRoundup(n); }
+static int faultInit(void *p){ (void)p; return memReal.xInit(memReal.pAppData); }
+static void faultShutdown(void *p){ (void)p; memReal.xShutdown(memReal.pAppData); }
+
+static void faultInstall(void){
+  static sqlite3_mem_methods m = {
+    faultMalloc, faultFree, faultRealloc, faultSize, faultRoundup,
+    faultInit, faultShutdown, 0
+  };
+  sqlite3_config(SQLITE_CONFIG_GETMALLOC, &memReal);
+  sqlite3_config(SQLITE_CONFIG_MALLOC, &m);
+  sqlite3_config(SQLITE_CONFIG_LOOKASIDE, 0, 0);
+}
+
+/* ------------------------------------------------------- helpers */
+
+static sqlite3 *open_db(void){
+  sqlite3 *db;
+  char *zErr = NULL;
+  if( sqlite3_open(":memory:", &db)!=SQLITE_OK ){
+    fprintf(stderr, "holds: cannot open a database\n");
+    exit(2);
+  }
+  sqlite3_enable_load_extension(db, 1);
+  if( sqlite3_load_extension(db, zExt, "sqlite3_chash_init", &zErr) ){
+    fprintf(stderr, "holds: cannot load %s: %s\n", zExt, zErr);
+    exit(2);
+  }
+  return db;
+}
+
+static void exec(sqlite3 *db, const char *zSql){
+  char *zErr = NULL;
+  if( sqlite3_exec(db, zSql, NULL, NULL, &zErr)!=SQLITE_OK ){
+    fprintf(stderr, "holds: %s: %s\n", zSql, zErr);
+    exit(2);
+  }
+}
+
+/* A connection with ring r of nodes a, b, c, its spec resolved once. */
+static sqlite3 *ring_db(void){
+  sqlite3 *db = open_db();
+  exec(db, "CREATE VIRTUAL TABLE r USING chash(vnodes=20);"
+           "INSERT INTO r(node) VALUES ('a'), ('b'), ('c');"
+           "SELECT ch_locate(1, 'r')");
+  return db;
+}
+
+static sqlite3_stmt *prepare(sqlite3 *db, const char *zSql){
+  sqlite3_stmt *p = NULL;
+  if( sqlite3_prepare_v2(db, zSql, -1, &p, NULL)!=SQLITE_OK ){
+    fprintf(stderr, "holds: %s: %s\n", zSql, sqlite3_errmsg(db));
+    exit(2);
+  }
+  return p;
+}
+
+/* The owners of keys 1..NKEY on an inline ring of the nodes in zNodes
+** (a JSON array), on a connection of its own. */
+static void owners_of(const char *zNodes, char azOut[][16]){
+  sqlite3 *db = open_db();
+  char *zSql = sqlite3_mprintf("SELECT ch_locate(?1, '{\"nodes\":%s,"
+                               "\"vnodes\":20}')", zNodes);
+  sqlite3_stmt *p = prepare(db, zSql);
+  for(int k=1; k<=NKEY; k++){
+    sqlite3_bind_int(p, 1, k);
+    if( sqlite3_step(p)!=SQLITE_ROW ) exit(2);
+    snprintf(azOut[k], sizeof(azOut[k]), "%s", sqlite3_column_text(p, 0));
+    sqlite3_reset(p);
+  }
+  sqlite3_finalize(p);
+  sqlite3_free(zSql);
+  sqlite3_close(db);
+}
+
+/* Does the current row of p hold key k's owner of azExpect? */
+static int row_is(sqlite3_stmt *p, int k, char azExpect[][16]){
+  const char *z = (const char *)sqlite3_column_text(p, 0);
+  return z && strcmp(z, azExpect[k])==0;
+}
+
+/* Step p, bound to key k, to its row and check it. */
+static int step_key(sqlite3_stmt *p, int k){
+  sqlite3_bind_int(p, 1, k);
+  return sqlite3_step(p)==SQLITE_ROW && row_is(p, k, azWant);
+}
+
+#define LOCATE "SELECT ch_locate(?1, 'r')"
+#define SCAN   "WITH RECURSIVE s(k) AS (SELECT 1 UNION ALL SELECT k+1 FROM s" \
+               " WHERE k<10) SELECT ch_locate(k, 'r') FROM s"
+
+/* --------------------------------------------------------- cases */
+
+/* A statement's row read after sqlite3_close_v2(), then finalized: the
+** connection's state goes after the statement's hold. */
+static void case_closed(void){
+  sqlite3 *db = ring_db();
+  sqlite3_stmt *p = prepare(db, LOCATE);
+  check(step_key(p, 3), "closed", "the row before the close");
+  check(sqlite3_close_v2(db)==SQLITE_OK, "closed", "sqlite3_close_v2");
+  check(row_is(p, 3, azWant), "closed", "the row after the close");
+  sqlite3_finalize(p);
+
+  /* The hold given back (the connection's spare) when it closes. */
+  db = ring_db();
+  p = prepare(db, LOCATE);
+  check(step_key(p, 4), "closed", "the row of a statement reset");
+  sqlite3_reset(p);
+  check(sqlite3_close_v2(db)==SQLITE_OK, "closed", "sqlite3_close_v2");
+  sqlite3_finalize(p);
+}
+
+/* The chash module dropped while a statement holds a ring: its hold is
+** given back at reset, after the connection's state was to be freed. */
+static void case_dropped(void){
+  sqlite3 *db = open_db();
+  sqlite3_stmt *p = prepare(db, "SELECT ch_locate(?1, "
+                                "'{\"nodes\":[\"a\",\"b\",\"c\"],"
+                                "\"vnodes\":20}')");
+  check(step_key(p, 5), "dropped", "the row before the drop");
+  check(sqlite3_drop_modules(db, NULL)==SQLITE_OK, "dropped",
+        "sqlite3_drop_modules");
+  check(row_is(p, 5, azWant), "dropped", "the row after the drop");
+  sqlite3_reset(p);
+  sqlite3_finalize(p);
+  sqlite3_close(db);
+}
+
+/* Two statements alive at once, reset in either order, again and again:
+** one takes the connection's spare, the other a hold of its own. */
+static void case_two(void){
+  sqlite3 *db = ring_db();
+  sqlite3_stmt *pA = prepare(db, LOCATE);
+  sqlite3_stmt *pB = prepare(db, "SELECT ch_locate(?1, 'r') AS b");
+  for(int i=0; i<6; i++){
+    int kA = 1 + i, kB = NKEY - i;
+    check(step_key(pA, kA), "two", "the first statement's row");
+    check(step_key(pB, kB), "two", "the second statement's row");
+    check(row_is(pA, kA, azWant), "two", "the first's row, the second out");
+    sqlite3_reset(i%2 ? pA : pB);
+    sqlite3_reset(i%2 ? pB : pA);
+  }
+  sqlite3_finalize(pA);
+  sqlite3_finalize(pB);
+  sqlite3_close(db);
+}
+
+/* A scan reset after a few rows, then run to its end. */
+static void case_reset_mid_scan(void){
+  sqlite3 *db = ring_db();
+  sqlite3_stmt *p = prepare(db, SCAN);
+  for(int i=0; i<4; i++){
+    int k = 1, bOk = 1;
+    for(; k<=3 && sqlite3_step(p)==SQLITE_ROW; k++) bOk &= row_is(p, k, azWant);
+    check(bOk && k==4, "reset mid-scan", "the first rows");
+    sqlite3_reset(p);
+    for(k=1; sqlite3_step(p)==SQLITE_ROW; k++) bOk &= row_is(p, k, azWant);
+    check(bOk && k==NKEY+1, "reset mid-scan", "the whole scan");
+    sqlite3_reset(p);
+  }
+  sqlite3_finalize(p);
+  sqlite3_close(db);
+}
+
+/* Node d added while a scan is half done, and r resolved again by another
+** statement (the connection's caches then hold the new ring only): the
+** scan keeps the ring it started with, the other sees d. */
+static void case_changed_mid_scan(void){
+  sqlite3 *db = ring_db();
+  sqlite3_stmt *pScan = prepare(db, SCAN);
+  sqlite3_stmt *pOne = prepare(db, LOCATE);
+  int k = 1, bOk = 1;
+  for(; k<=5 && sqlite3_step(pScan)==SQLITE_ROW; k++){
+    bOk &= row_is(pScan, k, azWant);
+  }
+  exec(db, "INSERT INTO r(node) VALUES ('d')");
+  for(int j=1; j<=NKEY; j++){
+    sqlite3_bind_int(pOne, 1, j);
+    bOk &= sqlite3_step(pOne)==SQLITE_ROW && row_is(pOne, j, azWantD);
+    sqlite3_reset(pOne);
+  }
+  check(bOk, "changed mid-scan", "the rows before, and the new ring's");
+  check(row_is(pScan, 5, azWant), "changed mid-scan",
+        "the scan's row, after the ring changed");
+  for(; sqlite3_step(pScan)==SQLITE_ROW; k++) bOk &= row_is(pScan, k, azWant);
+  check(bOk && k==NKEY+1, "changed mid-scan", "the rest of the scan");
+  sqlite3_finalize(pScan);
+  sqlite3_finalize(pOne);
+  sqlite3_close(db);
+}
+
+/* Each allocation of a statement failing in turn while another statement
+** holds the connection's spare: SQLITE_NOMEM, and the statement works
+** when run again. */
+static void case_nomem(void){
+  sqlite3 *db = ring_db();
+  sqlite3_stmt *pA = prepare(db, LOCATE);
+  sqlite3_stmt *pB = prepare(db, "SELECT ch_locate(?1, 'r') AS b");
+  int bOk = 1, bDone = 0, nFailed = 0;
+  for(int i=1; i<200 && !bDone; i++){
+    bOk &= step_key(pA, 2);
+    sqlite3_bind_int(pB, 1, 7);
+    nCall = nHit = 0;
+    iFail = i;
+    int rc = sqlite3_step(pB);
+    iFail = 0;
+    if( nHit==0 ){
+      bDone = 1;
+      bOk &= rc==SQLITE_ROW && row_is(pB, 7, azWant);
+    }else{
+      nFailed++;
+      bOk &= rc==SQLITE_NOMEM || rc==SQLITE_ROW;
+      if( rc==SQLITE_ROW ) bOk &= row_is(pB, 7, azWant);
+    }
+    sqlite3_reset(pB);
+    sqlite3_reset(pA);
+    bOk &= step_key(pB, 7);
+    sqlite3_reset(pB);
+  }
+  check(bOk && bDone && nFailed>0, "nomem", "SQLITE_NOMEM, then the row");
+  sqlite3_finalize(pA);
+  sqlite3_finalize(pB);
+  sqlite3_close(db);
+}
+
+int main(int argc, char **argv){
+  if( argc!=2 ){
+    fprintf(stderr, "usage: %s EXTENSION\n", argv[0]);
+    return 2;
+  }
+  zExt = argv[1];
+  faultInstall();
+  owners_of("[\"a\",\"b\",\"c\"]", azWant);
+  owners_of("[\"a\",\"b\",\"c\",\"d\"]", azWantD);
+  int nMoved = 0;
+  for(int k=1; k<=NKEY; k++) nMoved += strcmp(azWant[k], azWantD[k])!=0;
+  check(nMoved>0, "keys", "some key moves to d (else a stale ring passes)");
+  case_closed();
+  case_dropped();
+  case_two();
+  case_reset_mid_scan();
+  case_changed_mid_scan();
+  case_nomem();
+  printf("holds: %d passed, %d failed\n", nPass, nFail);
+  return nFail ? 1 : 0;
+}
