@@ -394,15 +394,18 @@ static void flows_final(sqlite3_context *ctx){
 
 int aggregates_register(sqlite3 *db, chash_conn *conn){
   static const int flags = SQLITE_UTF8 | SQLITE_INNOCUOUS | SQLITE_RESULT_SUBTYPE;
-  int rc = sqlite3_create_function_v2(db, "ch_tally", 1, flags, conn, NULL,
-                                      tally_step, tally_final, NULL);
+  int rc = sqlite3_create_function_v2(db, "ch_tally", 1, flags,
+                                      conn_retain(conn), NULL, tally_step,
+                                      tally_final, conn_release);
   if( rc==SQLITE_OK ){
-    rc = sqlite3_create_function_v2(db, "ch_tally", 2, flags, conn, NULL,
-                                    tally_step, tally_final, NULL);
+    rc = sqlite3_create_function_v2(db, "ch_tally", 2, flags,
+                                    conn_retain(conn), NULL, tally_step,
+                                    tally_final, conn_release);
   }
   if( rc==SQLITE_OK ){
-    rc = sqlite3_create_function_v2(db, "ch_flows", 3, flags, conn, NULL,
-                                    flows_step, flows_final, NULL);
+    rc = sqlite3_create_function_v2(db, "ch_flows", 3, flags,
+                                    conn_retain(conn), NULL, flows_step,
+                                    flows_final, conn_release);
   }
   return rc;
 }

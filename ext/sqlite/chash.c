@@ -57,13 +57,15 @@ int sqlite3_chash_init(sqlite3 *db, char **pzErrMsg,
   ring_set_allocator(ring_sqlite_malloc, sqlite3_free);
   chash_conn *conn = conn_new(db);
   if( conn==NULL ) return SQLITE_NOMEM;
-  /* On failure SQLite calls conn_free itself. */
+  /* Each registration holds conn (SQLite releases it on failure too); the
+  ** reference conn_new gave is let go at the end. */
   int rc = vtab_register(db, conn);
   if( rc==SQLITE_OK ) rc = funcs_register(db, conn);
   if( rc==SQLITE_OK ) rc = aggregates_register(db, conn);
   if( rc==SQLITE_OK ) rc = tvf_register(db, conn);
   if( rc==SQLITE_OK ) rc = config_funcs_register(db, conn);
   if( rc==SQLITE_OK ) rc = close_hook_register(db, conn);
+  conn_release(conn);
   if( rc!=SQLITE_OK && pzErrMsg ){
     *pzErrMsg = sqlite3_mprintf("chash: cannot register: %s",
                                 sqlite3_errmsg(db));

@@ -70,9 +70,8 @@ static const sqlite3_module hook_module = {
 };
 
 int close_hook_register(sqlite3 *db, chash_conn *conn){
-  /* conn belongs to the chash module, which outlives this one */
-  return sqlite3_create_module_v2(db, "chash_close_hook", &hook_module, conn,
-                                  NULL);
+  return sqlite3_create_module_v2(db, "chash_close_hook", &hook_module,
+                                  conn_retain(conn), conn_release);
 }
 
 void close_hook_connect(sqlite3 *db){

@@ -120,11 +120,13 @@ int config_funcs_register(sqlite3 *db, chash_conn *conn){
   static const int placement = SQLITE_UTF8 | SQLITE_INNOCUOUS;
   int rc = SQLITE_OK;
   for(int nArg=2; nArg<=3 && rc==SQLITE_OK; nArg++){
-    rc = sqlite3_create_function(db, "ch_config", nArg, pure, conn,
-                                 config_func, NULL, NULL);
+    rc = sqlite3_create_function_v2(db, "ch_config", nArg, pure,
+                                    conn_retain(conn), config_func, NULL,
+                                    NULL, conn_release);
     if( rc==SQLITE_OK ){
-      rc = sqlite3_create_function(db, "ch_export", nArg, placement, conn,
-                                   export_func, NULL, NULL);
+      rc = sqlite3_create_function_v2(db, "ch_export", nArg, placement,
+                                      conn_retain(conn), export_func, NULL,
+                                      NULL, conn_release);
     }
   }
   return rc;

@@ -176,8 +176,9 @@ int funcs_register(sqlite3 *db, chash_conn *conn){
   };
   for(size_t i=0; i<sizeof(aFunc)/sizeof(aFunc[0]); i++){
     int rc = sqlite3_create_function_v2(db, aFunc[i].zName, aFunc[i].nArg,
-                                        aFunc[i].flags, conn, aFunc[i].xFunc,
-                                        NULL, NULL, NULL);
+                                        aFunc[i].flags, conn_retain(conn),
+                                        aFunc[i].xFunc, NULL, NULL,
+                                        conn_release);
     if( rc!=SQLITE_OK ) return rc;
   }
   return SQLITE_OK;

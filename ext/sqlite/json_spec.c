@@ -19,12 +19,20 @@
 
 #include "sqlite_layer.h"
 
-/* Run a one-row query on the JSON text z; NULL on error. */
+/* Run a one-row query on the JSON text z; NULL on error, in *pzErr
+** unless out of memory (SQLite's JSON functions can be missing: a build
+** without them, or sqlite3_drop_modules taking json_each). */
 static sqlite3_stmt *json_query(sqlite3 *db, const char *zSql, const char *z,
-                                int n, int *pRc){
+                                int n, int *pRc, char **pzErr){
   sqlite3_stmt *pStmt = NULL;
   *pRc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
-  if( *pRc!=SQLITE_OK ) return NULL;
+  if( *pRc!=SQLITE_OK ){
+    if( *pRc!=SQLITE_NOMEM ){
+      *pzErr = sqlite3_mprintf("JSON ring spec: SQLite cannot read JSON "
+                               "here: %s", sqlite3_errmsg(db));
+    }
+    return NULL;
+  }
   sqlite3_bind_text(pStmt, 1, z, n, SQLITE_STATIC);
   return pStmt;
 }
@@ -72,7 +80,7 @@ static int json_node_object(sqlite3 *db, const ring_config *cfg,
                             ring_input *x, char **pzErr){
   int rc;
   sqlite3_stmt *pStmt = json_query(db,
-      "SELECT key, type, value FROM json_each(?1)", zObject, -1, &rc);
+      "SELECT key, type, value FROM json_each(?1)", zObject, -1, &rc, pzErr);
   if( pStmt==NULL ) return rc;
   x->weight = 1.0;
   while( (rc = sqlite3_step(pStmt))==SQLITE_ROW ){
@@ -131,7 +139,7 @@ static int json_nodes(sqlite3 *db, const char *z, int n, const char *zPath,
   char *zSql = sqlite3_mprintf("SELECT key, type, value, json_type(?1, %Q)"
                                " FROM json_each(?1, %Q)", zPath, zPath);
   if( zSql==NULL ) return SQLITE_NOMEM;
-  sqlite3_stmt *pStmt = json_query(db, zSql, z, n, &rc);
+  sqlite3_stmt *pStmt = json_query(db, zSql, z, n, &rc, pzErr);
   sqlite3_free(zSql);
   if( pStmt==NULL ) return rc;
   ring_input *aInput = NULL;
@@ -214,7 +222,7 @@ static int json_options(sqlite3 *db, const char *z, int n, ring_config *cfg,
                         int *pbNodes, char **pzErr){
   int rc;
   sqlite3_stmt *pStmt = json_query(db,
-      "SELECT key, type, value FROM json_each(?1)", z, n, &rc);
+      "SELECT key, type, value FROM json_each(?1)", z, n, &rc, pzErr);
   if( pStmt==NULL ) return rc;
   options_given given;
   char zMsg[512];
@@ -306,7 +314,8 @@ int json_spec_read(sqlite3 *db, const char *z, int n, ring_config *cfg,
   int rc;
   /* json_type() fails with SQLITE_ERROR on malformed JSON, and with
   ** SQLITE_NOMEM when memory runs out (json_valid() would say 0 for both). */
-  sqlite3_stmt *pStmt = json_query(db, "SELECT json_type(?1)", z, n, &rc);
+  sqlite3_stmt *pStmt = json_query(db, "SELECT json_type(?1)", z, n, &rc,
+                                   pzErr);
   if( pStmt==NULL ) return rc;
   char zType[8] = "";                 /* stays empty: malformed */
   rc = sqlite3_step(pStmt);

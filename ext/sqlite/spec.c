@@ -63,14 +63,14 @@ struct chash_conn {
   ring_cache_entry aResolved[FAST_CACHE_SIZE];
   int bResolving;          /* a spec is being resolved (see resolve_enter) */
   void *pSpareHold;        /* a statement's hold given back, for the next */
-  int nHolds;              /* holds taken and not given back */
-  int bFreed;              /* conn_free came while holds were out */
+  int nRef;                /* its owners: see conn_retain */
 };
 
 chash_conn *conn_new(sqlite3 *db){
   chash_conn *conn = sqlite3_malloc64(sizeof(*conn));
   if( conn ){
     memset(conn, 0, sizeof(*conn));
+    conn->nRef = 1;
     conn->db = db;
     conn->built.a = conn->aBuilt;
     conn->built.n = CONN_CACHE_SIZE;
@@ -92,20 +92,26 @@ void conn_keep_statements(chash_conn *conn, int bKeep){
   }
 }
 
-void conn_free(void *pConn){
+/*
+** Everything that can reach conn owns a reference: each function and
+** module registered with it (released by SQLite's destructor when it is
+** dropped, replaced or the connection closes), the chash_txn of the
+** modules that keep transactions, and each statement's hold. So no order
+** of sqlite3_drop_modules, sqlite3_create_function over chash's names,
+** statements finalized late and sqlite3_close_v2 leaves one of them with
+** freed memory.
+*/
+chash_conn *conn_retain(chash_conn *conn){
+  conn->nRef++;
+  return conn;
+}
+
+void conn_release(void *pConn){
   chash_conn *conn = pConn;
-  if( conn==NULL ) return;
+  if( conn==NULL || --conn->nRef>0 ) return;
   ring_cache_clear(&conn->built);
   ring_cache_clear(&conn->resolved);
   sqlite3_free(conn->pSpareHold);
-  conn->pSpareHold = NULL;
-  /* A hold still out is given back when its statement ends, which can be
-  ** after the chash module is dropped (sqlite3_drop_modules): the last
-  ** one frees conn. */
-  if( conn->nHolds>0 ){
-    conn->bFreed = 1;
-    return;
-  }
   sqlite3_free(conn);
 }
 
@@ -119,20 +125,18 @@ void *conn_hold_take(chash_conn *conn, size_t nByte){
   void *p = conn->pSpareHold;
   conn->pSpareHold = NULL;
   if( p==NULL ) p = sqlite3_malloc64(nByte);
-  if( p ) conn->nHolds++;
+  if( p ) conn_retain(conn);
   return p;
 }
 
 void conn_hold_give(chash_conn *conn, void *p){
-  conn->nHolds--;
-  if( conn->bFreed ){
-    sqlite3_free(p);
-    if( conn->nHolds==0 ) sqlite3_free(conn);
-  }else if( conn->pSpareHold==NULL ){
+  /* The last owner's hold is not kept: conn goes with it. */
+  if( conn->pSpareHold==NULL && conn->nRef>1 ){
     conn->pSpareHold = p;
   }else{
     sqlite3_free(p);
   }
+  conn_release(conn);
 }
 
 /*

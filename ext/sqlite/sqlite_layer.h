@@ -348,10 +348,14 @@ void ring_cache_clear(ring_cache *c);
 typedef struct chash_conn chash_conn;
 
 chash_conn *conn_new(sqlite3 *db);
-void conn_free(void *pConn);
+/* A new reference to conn (returned), and the end of one: the last frees
+** conn and what its caches hold. conn_release is the destructor SQLite is
+** given with conn, after a conn_retain for each registration. */
+chash_conn *conn_retain(chash_conn *conn);
+void conn_release(void *pConn);
 /* A statement's hold on rings (spec_stmt.c), of nByte bytes: the one the
 ** connection kept or a new one (NULL: out of memory). Given back when its
-** statement ends, even after conn_free. */
+** statement ends, holding a reference to conn until then. */
 void *conn_hold_take(chash_conn *conn, size_t nByte);
 void conn_hold_give(chash_conn *conn, void *p);
 /* Drop every ring the connection's caches hold. */
@@ -521,9 +525,11 @@ int config_funcs_register(sqlite3 *db, chash_conn *conn);
 
 /* ------------------------------------------------------------------ txn.c */
 
-/* The state of the connection's transaction; txn_free frees conn too. */
+/* The state of the connection's transaction, holding a reference to conn;
+** txn_release is the destructor of the two modules registered with it
+** (txn_register counts the second). */
 chash_txn *txn_new(chash_conn *conn);
-void txn_free(void *pTxn);
+void txn_release(void *pTxn);
 chash_conn *txn_conn(chash_txn *txn);
 /* Register the sentinel table chash_txn. */
 int txn_register(sqlite3 *db, chash_txn *txn);

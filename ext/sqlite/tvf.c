@@ -169,9 +169,8 @@ int tvf_register(sqlite3 *db, chash_conn *conn){
     { "ch_history",  &tvf_history_module },
   };
   for(size_t i=0; i<sizeof(aModule)/sizeof(aModule[0]); i++){
-    /* conn belongs to the chash module, which outlives these */
     int rc = sqlite3_create_module_v2(db, aModule[i].zName, aModule[i].pModule,
-                                      conn, NULL);
+                                      conn_retain(conn), conn_release);
     if( rc!=SQLITE_OK ) return rc;
   }
   return SQLITE_OK;

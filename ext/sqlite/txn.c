@@ -53,7 +53,8 @@ typedef struct txn_ring_list {
 } txn_ring_list;
 
 struct chash_txn {
-  chash_conn *conn;
+  chash_conn *conn;        /* one reference held */
+  int nRef;                /* the two modules registered with it */
   int bSynced;             /* the rings are committed, nothing changed since */
   int bEnlisted;           /* the sentinel is in this transaction */
   txn_ring_list changed;   /* by name */
@@ -121,7 +122,8 @@ chash_txn *txn_new(chash_conn *conn){
   chash_txn *txn = sqlite3_malloc64(sizeof(*txn));
   if( txn ){
     memset(txn, 0, sizeof(*txn));
-    txn->conn = conn;
+    txn->nRef = 1;
+    txn->conn = conn_retain(conn);
   }
   return txn;
 }
@@ -130,14 +132,14 @@ chash_conn *txn_conn(chash_txn *txn){
   return txn->conn;
 }
 
-/* The module destructor of the chash module: the connection's context
-** goes with it. */
-void txn_free(void *pTxn){
+/* The module destructor of the chash and chash_txn modules: the last
+** frees txn and its reference to the connection's context. */
+void txn_release(void *pTxn){
   chash_txn *txn = pTxn;
-  if( txn==NULL ) return;
+  if( txn==NULL || --txn->nRef>0 ) return;
   ring_list_free(&txn->changed);
   ring_list_free(&txn->raised);
-  conn_free(txn->conn);
+  conn_release(txn->conn);
   sqlite3_free(txn);
 }
 
@@ -348,5 +350,7 @@ static const sqlite3_module sentinel_module = {
 };
 
 int txn_register(sqlite3 *db, chash_txn *txn){
-  return sqlite3_create_module_v2(db, "chash_txn", &sentinel_module, txn, NULL);
+  txn->nRef++;
+  return sqlite3_create_module_v2(db, "chash_txn", &sentinel_module, txn,
+                                  txn_release);
 }

@@ -829,15 +829,12 @@ static const struct {
 
 int vtab_register(sqlite3 *db, chash_conn *conn){
   chash_txn *txn = txn_new(conn);
-  if( txn==NULL ){
-    conn_free(conn);
-    return SQLITE_NOMEM;
-  }
+  if( txn==NULL ) return SQLITE_NOMEM;
   /* An SQLite before 3.44 does not read version 4's member: give it the
   ** module it knows. */
   const sqlite3_module *pModule = sqlite3_libversion_number()>=3044000
                                 ? CHASH_MODULE_V4 : &chash_module_v3;
-  int rc = sqlite3_create_module_v2(db, "chash", pModule, txn, txn_free);
+  int rc = sqlite3_create_module_v2(db, "chash", pModule, txn, txn_release);
   if( rc==SQLITE_OK ) rc = txn_register(db, txn);
   return rc;
 }

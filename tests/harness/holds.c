@@ -8,7 +8,9 @@
 ** Each case runs statements of ch_locate on ring r (a chash table of
 ** nodes a, b, c, vnodes 20, in memory) in the orders a pool can get wrong:
 ** a statement finalized after its connection was closed, a hold still out
-** when the chash module is dropped, two statements alive at once, a reset
+** when the chash module is dropped, chash's functions called after every
+** module is dropped, a statement holding a ring after chash's functions
+** are replaced, two statements alive at once, a reset
 ** in the middle of a scan, the ring changed while a scan holds the old
 ** one, and every allocation failing in turn while another statement holds
 ** the connection's spare. Every placement is compared with the same key's
@@ -189,6 +191,76 @@ static void case_dropped(void){
   sqlite3_close(db);
 }
 
+/* The modules dropped with no chash table connected, then chash's
+** functions called: they hold the connection's state themselves. And
+** chash's functions replaced one by one by the application's and the
+** modules dropped, with a hold kept as the connection's spare: the last
+** of them takes the state with it, and a statement prepared before runs
+** the application's function. */
+static void noop_text(sqlite3_context *ctx, int argc, sqlite3_value **argv){
+  (void)argc;
+  (void)argv;
+  sqlite3_result_text(ctx, "app", 3, SQLITE_STATIC);
+}
+
+static void case_functions_outlive_modules(void){
+  sqlite3 *db = open_db();
+  /* Every module but SQLite's json_each, which reads an inline ring. */
+  static const char *azKeep[] = { "json_each", NULL };
+  check(sqlite3_drop_modules(db, azKeep)==SQLITE_OK, "modules dropped",
+        "sqlite3_drop_modules");
+  sqlite3_stmt *p = prepare(db, "SELECT ch_locate(?1, "
+                                "'{\"nodes\":[\"a\",\"b\",\"c\"],"
+                                "\"vnodes\":20}')");
+  for(int k=1; k<=NKEY; k++){
+    check(step_key(p, k), "modules dropped", "a row of ch_locate");
+    sqlite3_reset(p);
+  }
+  sqlite3_finalize(p);
+  /* json_each dropped too: a spec not read before cannot be read, and the
+  ** error says why (it said out of memory). */
+  check(sqlite3_drop_modules(db, NULL)==SQLITE_OK, "modules dropped",
+        "sqlite3_drop_modules of json_each");
+  p = prepare(db, "SELECT ch_locate(1, '{\"nodes\":[\"x\",\"y\"]}')");
+  check(sqlite3_step(p)==SQLITE_ERROR
+        && strstr(sqlite3_errmsg(db), "ch_locate: JSON ring spec: SQLite "
+                  "cannot read JSON here: no such table: json_each")!=NULL,
+        "modules dropped", "without json_each, the error names it");
+  sqlite3_finalize(p);
+  check(sqlite3_prepare_v2(db, "SELECT * FROM ch_points('{\"nodes\":[\"a\"]}')",
+                           -1, &p, NULL)!=SQLITE_OK, "modules dropped",
+        "ch_points is gone with its module");
+  sqlite3_finalize(p);
+  sqlite3_close(db);
+
+  db = ring_db();
+  p = prepare(db, LOCATE);
+  check(step_key(p, 2), "replaced", "the row before the replacement");
+  sqlite3_reset(p);
+  static const struct { const char *zName; int nArg; } aFunc[] = {
+    { "ch_locate", 1 }, { "ch_locate", 2 }, { "ch_moved", 3 },
+    { "ch_hash", 1 }, { "ch_hash", 2 }, { "ch_keyslot", 1 },
+    { "ch_epoch", 0 }, { "ch_epoch", 1 }, { "ch_version", 0 },
+    { "ch_check", 0 }, { "ch_check", 1 }, { "ch_tally", 1 },
+    { "ch_tally", 2 }, { "ch_flows", 3 }, { "ch_config", 2 },
+    { "ch_config", 3 }, { "ch_export", 2 }, { "ch_export", 3 },
+  };
+  for(size_t i=0; i<sizeof(aFunc)/sizeof(aFunc[0]); i++){
+    check(sqlite3_create_function(db, aFunc[i].zName, aFunc[i].nArg,
+                                  SQLITE_UTF8, NULL, noop_text, NULL,
+                                  NULL)==SQLITE_OK, "replaced",
+          "sqlite3_create_function over chash's");
+  }
+  check(sqlite3_drop_modules(db, NULL)==SQLITE_OK, "replaced",
+        "sqlite3_drop_modules");
+  sqlite3_bind_int(p, 1, 2);
+  check(sqlite3_step(p)==SQLITE_ROW
+        && strcmp((const char *)sqlite3_column_text(p, 0), "app")==0,
+        "replaced", "the statement runs the application's ch_locate");
+  sqlite3_finalize(p);
+  sqlite3_close(db);
+}
+
 /* Two statements alive at once, reset in either order, again and again:
 ** one takes the connection's spare, the other a hold of its own. */
 static void case_two(void){
@@ -300,6 +372,7 @@ int main(int argc, char **argv){
   check(nMoved>0, "keys", "some key moves to d (else a stale ring passes)");
   case_closed();
   case_dropped();
+  case_functions_outlive_modules();
   case_two();
   case_reset_mid_scan();
   case_changed_mid_scan();
