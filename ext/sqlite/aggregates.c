@@ -394,18 +394,20 @@ static void flows_final(sqlite3_context *ctx){
 
 int aggregates_register(sqlite3 *db, chash_conn *conn){
   static const int flags = SQLITE_UTF8 | SQLITE_INNOCUOUS | SQLITE_RESULT_SUBTYPE;
-  int rc = sqlite3_create_function_v2(db, "ch_tally", 1, flags,
-                                      conn_retain(conn), NULL, tally_step,
-                                      tally_final, conn_release);
-  if( rc==SQLITE_OK ){
-    rc = sqlite3_create_function_v2(db, "ch_tally", 2, flags,
-                                    conn_retain(conn), NULL, tally_step,
-                                    tally_final, conn_release);
+  static const struct {
+    const char *zName;
+    int nArg;
+    void (*xStep)(sqlite3_context *, int, sqlite3_value **);
+    void (*xFinal)(sqlite3_context *);
+  } aFunc[] = {
+    { "ch_tally", 1, tally_step, tally_final },
+    { "ch_tally", 2, tally_step, tally_final },
+    { "ch_flows", 3, flows_step, flows_final },
+  };
+  for(size_t i=0; i<sizeof(aFunc)/sizeof(aFunc[0]); i++){
+    int rc = chash_function(db, aFunc[i].zName, aFunc[i].nArg, flags, conn,
+                            NULL, aFunc[i].xStep, aFunc[i].xFinal);
+    if( rc!=SQLITE_OK && conn ) return rc;
   }
-  if( rc==SQLITE_OK ){
-    rc = sqlite3_create_function_v2(db, "ch_flows", 3, flags,
-                                    conn_retain(conn), NULL, flows_step,
-                                    flows_final, conn_release);
-  }
-  return rc;
+  return SQLITE_OK;
 }

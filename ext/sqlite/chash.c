@@ -58,13 +58,20 @@ int sqlite3_chash_init(sqlite3 *db, char **pzErrMsg,
   chash_conn *conn = conn_new(db);
   if( conn==NULL ) return SQLITE_NOMEM;
   /* Each registration holds conn (SQLite releases it on failure too); the
-  ** reference conn_new gave is let go at the end. */
-  int rc = vtab_register(db, conn);
-  if( rc==SQLITE_OK ) rc = funcs_register(db, conn);
-  if( rc==SQLITE_OK ) rc = aggregates_register(db, conn);
-  if( rc==SQLITE_OK ) rc = tvf_register(db, conn);
-  if( rc==SQLITE_OK ) rc = config_funcs_register(db, conn);
-  if( rc==SQLITE_OK ) rc = close_hook_register(db, conn);
+  ** reference conn_new gave is let go at the end. When a part fails, the
+  ** parts before it and its own registrations so far are removed: SQLite
+  ** unloads a library whose entry point fails, and nothing of it may stay
+  ** registered, not even a destructor for sqlite3_close to call. */
+  static int (*const axPart[])(sqlite3 *, chash_conn *) = {
+    vtab_register, funcs_register, aggregates_register, tvf_register,
+    config_funcs_register, close_hook_register,
+  };
+  int nPart = (int)(sizeof(axPart)/sizeof(axPart[0]));
+  int rc = SQLITE_OK, i;
+  for(i=0; i<nPart && rc==SQLITE_OK; i++) rc = axPart[i](db, conn);
+  if( rc!=SQLITE_OK ){
+    while( i-- > 0 ) axPart[i](db, NULL);
+  }
   conn_release(conn);
   if( rc!=SQLITE_OK && pzErrMsg ){
     *pzErrMsg = sqlite3_mprintf("chash: cannot register: %s",

@@ -70,6 +70,9 @@ static const sqlite3_module hook_module = {
 };
 
 int close_hook_register(sqlite3 *db, chash_conn *conn){
+  if( conn==NULL ){
+    return sqlite3_create_module_v2(db, "chash_close_hook", NULL, NULL, NULL);
+  }
   return sqlite3_create_module_v2(db, "chash_close_hook", &hook_module,
                                   conn_retain(conn), conn_release);
 }

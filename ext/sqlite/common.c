@@ -2,8 +2,8 @@
 ** common.c: what every file of the SQLite layer uses: whole numbers in
 ** values, a key's owner for algorithms that look keys up by their bytes
 ** (the out-of-line half of key_value.h's value_owner), the error helpers
-** of functions and of virtual tables, and statements prepared from a
-** %-format. (The rule that turns a key value into the bytes it hashes is
+** of functions and of virtual tables, statements prepared from a
+** %-format, and the registration of a function. (The rule that turns a key value into the bytes it hashes is
 ** key_value.h's, inline.)
 */
 #include <math.h>
@@ -108,4 +108,17 @@ int64_t chash_random_int64(void){
   int64_t v;
   sqlite3_randomness(sizeof(v), &v);
   return v;
+}
+
+int chash_function(sqlite3 *db, const char *zName, int nArg, int flags,
+                   chash_conn *conn,
+                   void (*xFunc)(sqlite3_context *, int, sqlite3_value **),
+                   void (*xStep)(sqlite3_context *, int, sqlite3_value **),
+                   void (*xFinal)(sqlite3_context *)){
+  if( conn==NULL ){
+    return sqlite3_create_function_v2(db, zName, nArg, flags, NULL, NULL,
+                                      NULL, NULL, NULL);
+  }
+  return sqlite3_create_function_v2(db, zName, nArg, flags, conn_retain(conn),
+                                    xFunc, xStep, xFinal, conn_release);
 }

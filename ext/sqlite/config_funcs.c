@@ -118,16 +118,21 @@ static void export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 int config_funcs_register(sqlite3 *db, chash_conn *conn){
   static const int pure = SQLITE_UTF8 | SQLITE_INNOCUOUS | SQLITE_DETERMINISTIC;
   static const int placement = SQLITE_UTF8 | SQLITE_INNOCUOUS;
-  int rc = SQLITE_OK;
-  for(int nArg=2; nArg<=3 && rc==SQLITE_OK; nArg++){
-    rc = sqlite3_create_function_v2(db, "ch_config", nArg, pure,
-                                    conn_retain(conn), config_func, NULL,
-                                    NULL, conn_release);
-    if( rc==SQLITE_OK ){
-      rc = sqlite3_create_function_v2(db, "ch_export", nArg, placement,
-                                      conn_retain(conn), export_func, NULL,
-                                      NULL, conn_release);
-    }
+  static const struct {
+    const char *zName;
+    int nArg;
+    int flags;
+    void (*xFunc)(sqlite3_context *, int, sqlite3_value **);
+  } aFunc[] = {
+    { "ch_config", 2, pure, config_func },
+    { "ch_config", 3, pure, config_func },
+    { "ch_export", 2, placement, export_func },
+    { "ch_export", 3, placement, export_func },
+  };
+  for(size_t i=0; i<sizeof(aFunc)/sizeof(aFunc[0]); i++){
+    int rc = chash_function(db, aFunc[i].zName, aFunc[i].nArg,
+                            aFunc[i].flags, conn, aFunc[i].xFunc, NULL, NULL);
+    if( rc!=SQLITE_OK && conn ) return rc;
   }
-  return rc;
+  return SQLITE_OK;
 }

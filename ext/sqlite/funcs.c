@@ -175,11 +175,9 @@ int funcs_register(sqlite3 *db, chash_conn *conn){
     { "ch_check",   1, placement, check_func },
   };
   for(size_t i=0; i<sizeof(aFunc)/sizeof(aFunc[0]); i++){
-    int rc = sqlite3_create_function_v2(db, aFunc[i].zName, aFunc[i].nArg,
-                                        aFunc[i].flags, conn_retain(conn),
-                                        aFunc[i].xFunc, NULL, NULL,
-                                        conn_release);
-    if( rc!=SQLITE_OK ) return rc;
+    int rc = chash_function(db, aFunc[i].zName, aFunc[i].nArg,
+                            aFunc[i].flags, conn, aFunc[i].xFunc, NULL, NULL);
+    if( rc!=SQLITE_OK && conn ) return rc;
   }
   return SQLITE_OK;
 }

@@ -211,7 +211,6 @@ int store_load_ring(sqlite3 *db, const char *zSchema, const char *zName,
                     const ring_config *cfg, int64_t iVersion,
                     const ring *pBase, ring **ppRing, char **pzErr);
 
-
 /* The write side, used by the virtual table's xUpdate. */
 int store_open(sqlite3 *db, const char *zSchema, const char *zName,
                chash_txn *txn,
@@ -353,6 +352,15 @@ chash_conn *conn_new(sqlite3 *db);
 ** given with conn, after a conn_retain for each registration. */
 chash_conn *conn_retain(chash_conn *conn);
 void conn_release(void *pConn);
+/* Register SQL function zName of nArg arguments with conn as its user
+** data (a reference, released by SQLite when the function goes), or, conn
+** NULL, remove it: each part's X_register(db, NULL) undoes its
+** registrations when a later part fails to load. */
+int chash_function(sqlite3 *db, const char *zName, int nArg, int flags,
+                   chash_conn *conn,
+                   void (*xFunc)(sqlite3_context *, int, sqlite3_value **),
+                   void (*xStep)(sqlite3_context *, int, sqlite3_value **),
+                   void (*xFinal)(sqlite3_context *));
 /* A statement's hold on rings (spec_stmt.c), of nByte bytes: the one the
 ** connection kept or a new one (NULL: out of memory). Given back when its
 ** statement ends, holding a reference to conn until then. */
@@ -409,7 +417,6 @@ static inline ring *spec_ring_at(sqlite3_context *ctx, sqlite3_value **argv,
   return r ? r : spec_ring_at_first(ctx, argv, iArg, zFunc);
 }
 
-
 /*
 ** The same resolution for callers without a function context (the
 ** table-valued functions): spec value pSpec (NULL: omitted, the default
@@ -428,7 +435,6 @@ typedef struct spec_arg {
   int n;                   /* TEXT: its bytes */
   int64_t i;               /* INTEGER: the version */
 } spec_arg;
-
 
 /* Read spec argument pSpec (NULL: omitted). SQLITE_OK, SQLITE_NOMEM, or
 ** SQLITE_ERROR with *pzErr saying what is wrong with it. */
@@ -496,6 +502,8 @@ void check_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 
 /* ---------------------------------------------------------------- funcs.c */
 
+/* Each part's X_register(db, conn) registers its functions or modules
+** with conn, and X_register(db, NULL) removes them (chash_function). */
 int funcs_register(sqlite3 *db, chash_conn *conn);
 
 /* ----------------------------------------------------------- aggregates.c */
@@ -511,8 +519,8 @@ int tvf_register(sqlite3 *db, chash_conn *conn);
 
 /* ----------------------------------------------------------------- vtab.c */
 
-/* Registers the chash module, which owns conn from then on (also on
-** failure), and the sentinel of txn.c. */
+/* Registers the chash module and the sentinel of txn.c, which hold conn
+** through their chash_txn. */
 int vtab_register(sqlite3 *db, chash_conn *conn);
 
 /* INSERT INTO t(t) VALUES (spec): make ring table zName's nodes those of

@@ -169,9 +169,11 @@ int tvf_register(sqlite3 *db, chash_conn *conn){
     { "ch_history",  &tvf_history_module },
   };
   for(size_t i=0; i<sizeof(aModule)/sizeof(aModule[0]); i++){
-    int rc = sqlite3_create_module_v2(db, aModule[i].zName, aModule[i].pModule,
-                                      conn_retain(conn), conn_release);
-    if( rc!=SQLITE_OK ) return rc;
+    int rc = conn==NULL
+      ? sqlite3_create_module_v2(db, aModule[i].zName, NULL, NULL, NULL)
+      : sqlite3_create_module_v2(db, aModule[i].zName, aModule[i].pModule,
+                                 conn_retain(conn), conn_release);
+    if( rc!=SQLITE_OK && conn ) return rc;
   }
   return SQLITE_OK;
 }

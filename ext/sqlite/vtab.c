@@ -828,6 +828,10 @@ static const struct {
 #endif
 
 int vtab_register(sqlite3 *db, chash_conn *conn){
+  if( conn==NULL ){
+    sqlite3_create_module_v2(db, "chash_txn", NULL, NULL, NULL);
+    return sqlite3_create_module_v2(db, "chash", NULL, NULL, NULL);
+  }
   chash_txn *txn = txn_new(conn);
   if( txn==NULL ) return SQLITE_NOMEM;
   /* An SQLite before 3.44 does not read version 4's member: give it the

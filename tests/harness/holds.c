@@ -13,7 +13,8 @@
 ** are replaced, two statements alive at once, a reset
 ** in the middle of a scan, the ring changed while a scan holds the old
 ** one, and every allocation failing in turn while another statement holds
-** the connection's spare. Every placement is compared with the same key's
+** the connection's spare, and every allocation of the load failing in
+** turn. Every placement is compared with the same key's
 ** on an inline JSON ring of the same nodes, on a connection of its own.
 ** The cases are meant to run under AddressSanitizer or valgrind too
 ** (make test-asan), which see a hold used or freed after its connection.
@@ -358,6 +359,46 @@ static void case_nomem(void){
   sqlite3_close(db);
 }
 
+/* Every allocation of the load failing in turn: a load that fails leaves
+** nothing of chash registered (SQLite unloads the library, so a function,
+** a module or a destructor left behind would run code that is gone, at
+** the latest in sqlite3_close), and loading again then works. */
+static void case_load_fails(void){
+  int bOk = 1, bDone = 0, nFailed = 0;
+  for(int i=1; i<2000 && !bDone; i++){
+    sqlite3 *db;
+    char *zErr = NULL;
+    if( sqlite3_open(":memory:", &db)!=SQLITE_OK ) exit(2);
+    sqlite3_enable_load_extension(db, 1);
+    nCall = nHit = 0;
+    iFail = i;
+    int rc = sqlite3_load_extension(db, zExt, "sqlite3_chash_init", &zErr);
+    iFail = 0;
+    sqlite3_free(zErr);
+    zErr = NULL;
+    if( nHit==0 ) bDone = 1;
+    if( rc!=SQLITE_OK ){
+      nFailed++;
+      bOk &= sqlite3_load_extension(db, zExt, "sqlite3_chash_init",
+                                    &zErr)==SQLITE_OK;
+      sqlite3_free(zErr);
+    }
+    sqlite3_stmt *p = NULL;
+    if( sqlite3_prepare_v2(db, "SELECT ch_locate(4, '{\"nodes\":[\"a\","
+                           "\"b\",\"c\"],\"vnodes\":20}') FROM "
+                           "ch_points('{\"nodes\":[\"a\"]}') LIMIT 1",
+                           -1, &p, NULL)!=SQLITE_OK ){
+      bOk = 0;
+    }else{
+      bOk &= sqlite3_step(p)==SQLITE_ROW && row_is(p, 4, azWant);
+    }
+    sqlite3_finalize(p);
+    bOk &= sqlite3_close(db)==SQLITE_OK;
+  }
+  check(bOk && bDone && nFailed>0, "load fails",
+        "a failed load leaves nothing, and the next load works");
+}
+
 int main(int argc, char **argv){
   if( argc!=2 ){
     fprintf(stderr, "usage: %s EXTENSION\n", argv[0]);
@@ -377,6 +418,7 @@ int main(int argc, char **argv){
   case_reset_mid_scan();
   case_changed_mid_scan();
   case_nomem();
+  case_load_fails();
   printf("holds: %d passed, %d failed\n", nPass, nFail);
   return nFail ? 1 : 0;
 }
