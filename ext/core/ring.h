@@ -115,8 +115,9 @@ typedef struct ring {
   uint32_t *index;         /*   first point of each bucket of positions */
   unsigned index_shift;    /*   a position's bucket: pos >> index_shift, */
   uint32_t index_last;     /*   at most index_last (ring_index.c) */
-  void *owner_table;       /*   big rings: the owner of each of many finer
-                           **   buckets, or where to look (ring_index.c);
+  void *owner_table;       /*   big and small rings: the owner of each of
+                           **   many finer buckets, or where to look
+                           **   (ring_index.c, made by lookups);
                            **   16-bit entries, or 32 (owner_wide) */
   int owner_wide;
   unsigned owner_bits;     /*   2^owner_bits entries: pos >> owner_shift, */
@@ -331,9 +332,9 @@ void ring_release(ring *r);
 /*
 ** The index in r->nodes of the node that owns key position pos, or
 ** RING_UNOWNED. The ring must have at least one node, and its algorithm
-** no key_lookup (algo.h: its keys have no one position). A big ring
-** looked up often enough makes its owner table here (ring_index.c), the
-** one change a ring sees after its build: a ring is looked up by one
+** no key_lookup (algo.h: its keys have no one position). A big or small
+** ring looked up often enough makes its owner table here (ring_index.c),
+** the one change a ring sees after its build: a ring is looked up by one
 ** thread at a time (the extension's rings belong to one connection).
 */
 uint32_t ring_lookup(const ring *r, uint64_t pos);
@@ -344,13 +345,25 @@ uint32_t ring_lookup(const ring *r, uint64_t pos);
 ** (pos, low) goes to the first point strictly above it, so where pos is a
 ** point's top word, low decides; ring_lookup places a key as if its low
 ** word were all ones. On any other ring low is ignored. Inline: it runs
-** per row, and costs the others one test.
+** per row, and so does the common case of a ring with a 16-bit owner
+** table (ring_index.c): a key in a bucket that holds no point is owned by
+** the bucket's entry, which is an owner where OWNER_ESCAPE is clear (the
+** call into ring_lookup and its dispatch were a third of the lookup).
+** Not on a ring of 128-bit points: its point just before the bucket
+** (at the bucket's start - 1) can be above a key at the bucket's start.
 */
+#define OWNER_ESCAPE 0x8000u
 uint32_t ring_unit_of_low(const ring *r, uint64_t pos, uint64_t low);
 static inline uint32_t ring_lookup_low(const ring *r, uint64_t pos,
                                        uint64_t low){
-  return r->lows ? r->owners[ring_unit_of_low(r, pos, low)]
-                 : ring_lookup(r, pos);
+  if( r->lows ) return r->owners[ring_unit_of_low(r, pos, low)];
+  if( r->owner_table && !r->owner_wide ){
+    uint64_t b = pos >> r->owner_shift;
+    uint32_t e = ((const uint16_t *)r->owner_table)[b<r->owner_last ? b
+                                                    : r->owner_last];
+    if( !(e & OWNER_ESCAPE) ) return e;
+  }
+  return ring_lookup(r, pos);
 }
 
 /* The same for the key of n bytes at p, for every algorithm: its

@@ -21,18 +21,27 @@
 ** the bucket holds no point (78 to 88% of them), else an escape to the
 ** first point at or after the bucket's start. A lookup (ring_index_owner)
 ** then reads one entry, one cache line, in the common case, where the
-** index, positions and owners are three. Entries are of 16 bits where the
+** index, positions and owners are three. A small ring (at most
+** RING_OWNER_TABLE_SMALL points) gets one of 8 to 16 entries per point
+** (88 to 94% without a point), at most 512 kB: it fits the cache either
+** way, but the table's read is one where the index's are three dependent
+** ones, and its common case is inline in the per-row lookup
+** (ring_lookup_low, ring.h). Entries are of 16 bits where the
 ** owners fit (rings of up to 32,768 nodes): an escape then gives the
 ** first point as its distance from where it would be if the points were
 ** evenly spread, which positions (hashes) nearly are; a distance that
 ** does not fit sends the lookup to the index. The table costs 8 to 16
-** bytes per point (16 to 32 with 32-bit entries).
+** bytes per point (16 to 32 with 32-bit entries; 16 to 32 in a small
+** ring).
 **
 ** The table is made only after n_points / RING_OWNER_TABLE_DUE lookups
 ** without it: filling it costs about what that many lookups lose to the
 ** memory round trips it saves, so a ring rebuilt after every change to it
 ** (one node at a time into a big ring) and looked up a few times does not
 ** pay for a table it does not use, and a ring scanned pays at most twice.
+** A small ring's, after RING_OWNER_TABLE_SMALL_DUE x n_points lookups, by
+** the same rule: there a lookup saves no memory round trip but about 47
+** instructions, and filling the table costs about 73 a point.
 */
 #include <string.h>
 
@@ -90,8 +99,9 @@ void owner_table_fill(const ring *r, void *table, int wide, unsigned shift,
 
 int ring_index_owner_table(ring *r){
   unsigned space = ring_space_bits(&r->config);
+  uint64_t nPer = r->n_points<=RING_OWNER_TABLE_SMALL ? 8 : 4;
   unsigned bits = 1;
-  while( bits<space && ((uint64_t)1 << bits) < (uint64_t)4*r->n_points ) bits++;
+  while( bits<space && ((uint64_t)1 << bits) < nPer*r->n_points ) bits++;
   int wide = r->n_nodes>OWNER_NARROW_NODES;
   void *table = ring_alloc_lookup((wide ? 4 : 2) * ((size_t)1 << bits));
   if( table==NULL ) return RING_NOMEM;
@@ -112,12 +122,20 @@ int ring_index_owner_table(ring *r){
   return RING_OK;
 }
 
+/* Lookups of r without its owner table before the table is made. */
+static uint32_t owner_table_due(const ring *r){
+  if( r->n_points<=RING_OWNER_TABLE_SMALL ){
+    return RING_OWNER_TABLE_SMALL_DUE * r->n_points;
+  }
+  return r->n_points / RING_OWNER_TABLE_DUE;
+}
+
 void ring_index_owner_due(ring *r){
   if( --r->owner_due ) return;
   /* Without memory for it, the lookups go on through the index, and the
   ** table is tried again as many lookups later. */
   if( ring_index_owner_table(r)!=RING_OK ){
-    r->owner_due = r->n_points / RING_OWNER_TABLE_DUE;
+    r->owner_due = owner_table_due(r);
   }
 }
 
@@ -155,8 +173,9 @@ int ring_index_build(ring *r){
   r->index = index;
   r->index_shift = shift;
   r->index_last = last;
-  if( r->n_points>=RING_OWNER_TABLE_POINTS ){
-    r->owner_due = r->n_points / RING_OWNER_TABLE_DUE;
+  if( r->n_points>=RING_OWNER_TABLE_POINTS
+   || r->n_points<=RING_OWNER_TABLE_SMALL ){
+    r->owner_due = owner_table_due(r);
   }
   return RING_OK;
 }

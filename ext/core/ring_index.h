@@ -8,15 +8,26 @@
 
 #include "algo.h"
 
-/* Rings of this many points and more get an owner table (ring_index.c)
-** after n_points / RING_OWNER_TABLE_DUE lookups. */
+/*
+** The rings that get an owner table (ring_index.c), and when. Big rings,
+** of RING_OWNER_TABLE_POINTS points and more (their arrays are larger
+** than a cache): 4 to 8 entries a point, made after n_points /
+** RING_OWNER_TABLE_DUE lookups without it. Small rings, of at most
+** RING_OWNER_TABLE_SMALL points (so that their table is at most 512 kB):
+** 8 to 16 entries a point, made after RING_OWNER_TABLE_SMALL_DUE x
+** n_points lookups. Rings between the two have none: with one, a ring of
+** 1,000 nodes x 160 points would cost more than 16 bytes a point.
+*/
 #define RING_OWNER_TABLE_POINTS 262144
 #define RING_OWNER_TABLE_DUE 16
+#define RING_OWNER_TABLE_SMALL 32768
+#define RING_OWNER_TABLE_SMALL_DUE 2
 
 /*
 ** Owner table entries of 16 bits (rings of up to OWNER_NARROW_NODES
-** nodes): an owner; or OWNER_ONE and the top bits (up to OWNER_ONE_BITS)
-** of where the bucket's one point k is in it, for a bucket whose
+** nodes): an owner (OWNER_ESCAPE clear, ring.h); or OWNER_ONE and the
+** top bits (up to OWNER_ONE_BITS) of where the bucket's one point k is
+** in it, for a bucket whose
 ** neighbours hold no point (so that their entries are the owners of k and
 ** of the point after it); or OWNER_ESCAPE and where the bucket's first
 ** point is, as its distance from the estimate b * n_points / 2^owner_bits
@@ -24,7 +35,6 @@
 ** an owner, or OWNER_WIDE_ESCAPE and the first point's index.
 */
 #define OWNER_NARROW_NODES 32768
-#define OWNER_ESCAPE 0x8000u
 #define OWNER_ONE 0xC000u
 #define OWNER_ONE_BITS 14
 #define OWNER_PAYLOAD 0x3FFFu
@@ -32,8 +42,8 @@
 #define OWNER_NEAR_BIAS 8192
 #define OWNER_WIDE_ESCAPE 0x80000000u
 
-/* Count a lookup of big ring r without its owner table, and make the
-** table when it is due (ring_index.c). */
+/* Count a lookup of r without its owner table, and make the table when
+** it is due (ring_index.c). */
 void ring_index_owner_due(ring *r);
 
 /* Make r's owner table now: RING_OK, or RING_NOMEM (r is unchanged, and

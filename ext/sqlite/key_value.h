@@ -133,7 +133,8 @@ int value_position(sqlite3_value *v, const ring_keys *k, uint64_t *pPos,
   /* The default rule (xxh3, no tag, steps or finish) hashes here, inline:
   ** a tenth of ch_locate's row went to reaching xxh3 through hash_bytes. */
   if( k->hash==HASH_XXH3 && !k->tag[0] && !k->n_steps && !k->finish ){
-    *pPos = XXH3_64bits_withSeed(p, n, k->seed);
+    *pPos = n<=16 ? XXH3_len_0to16_64b(p, n, XXH3_kSecret, k->seed)
+                  : XXH3_64bits_withSeed(p, n, k->seed);
     *pLow = 0;
   }else{
     *pPos = ring_keys_place_low(k, p, n, pLow);

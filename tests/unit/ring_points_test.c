@@ -28,6 +28,14 @@
 **     32,768 nodes); ring_lookup equals a plain binary search before,
 **     while and after it is made, at random positions and at, just before
 **     and just after every point, and without memory for it;
+**   - small rings (an owner table of 8 to 16 entries a point, up to
+**     32,768 points): one node, two points, spaces of 15, 16, 32 and 64
+**     bits, every lookup rule with points, 128-bit points at the buckets'
+**     starts, crowded points; the table made after as many lookups as it
+**     is due, of its size, one entry that is no owner for each bucket
+**     with points; ring_lookup and the per-row ring_lookup_low equal a
+**     binary search before and after it is made; one point more, no
+**     table;
 **   - ring_lookup (the bucket index) equals a plain binary search, at random
 **     positions and at, just before and just after every point (hand-made
 **     rings with ties are in ring_test.c).
@@ -132,18 +140,47 @@ static uint32_t naive_lookup(const ring *r, uint64_t pos){
   return r->owners[lo==r->n_points ? 0 : lo];
 }
 
+/* The owner of the key (pos, low) on a ring of 128-bit points (r->lows):
+** the first point strictly above it. That is naive_lookup's, but where
+** points' top words equal pos (their arcs end at pos - 1, just before
+** it, in the order of their low words): the first of those above low. On
+** any other ring, naive_lookup's. */
+static uint32_t naive_lookup_low(const ring *r, uint64_t pos, uint64_t low){
+  if( r->lows==NULL ) return naive_lookup(r, pos);
+  uint32_t n = r->n_points, lo = 0, hi = n;
+  while( lo<hi ){
+    uint32_t mid = lo + (hi-lo)/2;
+    if( r->positions[mid]<pos ) lo = mid+1; else hi = mid;
+  }
+  uint32_t k = lo==n ? 0 : lo;
+  for(uint32_t step=0; step<n; step++){
+    uint32_t j = k ? k-1 : n-1;
+    if( r->positions[j]!=pos-1 || r->lows[j]<=low ) break;
+    k = j;
+  }
+  return r->owners[k];
+}
+
+/* ring_lookup and ring_lookup_low (the per-row one, with the owner
+** table's common case inline) of pos, against the naive lookups. */
+static int lookup_right(const ring *r, uint64_t pos){
+  uint64_t low = rnd();
+  return ring_lookup(r, pos)==naive_lookup(r, pos)
+      && ring_lookup_low(r, pos, low)==naive_lookup_low(r, pos, low);
+}
+
 static void check_lookups(const ring *r){
   if( r->n_nodes==0 ) return;
   uint64_t edge[] = { 0, 1, UINT64_MAX, UINT64_MAX-1, (uint64_t)1 << 63 };
   for(size_t i=0; i<sizeof(edge)/sizeof(edge[0]); i++){
-    CHECK(ring_lookup(r, edge[i])==naive_lookup(r, edge[i]),
-          "lookup of %llu", (unsigned long long)edge[i]);
+    CHECK(lookup_right(r, edge[i]), "lookup of %llu",
+          (unsigned long long)edge[i]);
   }
   unsigned bits = ring_space_bits(&r->config);
   uint64_t mask = bits==64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
   for(int i=0; i<4000; i++){
     uint64_t p = i%2 ? rnd() : rnd() & mask;     /* in the space, and not */
-    if( ring_lookup(r, p)!=naive_lookup(r, p) ){
+    if( !lookup_right(r, p) ){
       CHECK(0, "lookup of random %llu", (unsigned long long)p);
       return;
     }
@@ -151,7 +188,7 @@ static void check_lookups(const ring *r){
   for(uint32_t i=0; i<r->n_points; i++){
     for(int d=-1; d<=1; d++){
       uint64_t p = r->positions[i] + (uint64_t)(int64_t)d;
-      if( ring_lookup(r, p)!=naive_lookup(r, p) ){
+      if( !lookup_right(r, p) ){
         CHECK(0, "lookup at point %u%+d", i, d);
         return;
       }
@@ -609,6 +646,103 @@ static const ring_algo crowded_algo = {
   .point_budget = crowded_budget, .build = crowded_build,
 };
 
+/* 128-bit points (ring_points_place_low, the rule above, as uhashring's)
+** whose top words have their low 56 bits clear: each is where a bucket of
+** a small ring's owner table starts, and its arc ends just before it, in
+** the bucket before. A key at a point's top word, below its low word, is
+** the point's, though its bucket holds no point. */
+static int64_t edges_budget(const ring_config *cfg, double w){
+  (void)cfg; (void)w;
+  return 16;
+}
+
+static int edges_build(ring *r, const ring *prev, char *zErr, size_t nErr){
+  (void)prev; (void)zErr; (void)nErr;
+  uint32_t m = 16 * r->n_nodes;
+  ring_point *a = malloc(sizeof(ring_point) * m);
+  uint64_t *aLow = malloc(sizeof(uint64_t) * m);
+  int rc = RING_NOMEM;
+  if( a && aLow ){
+    for(uint32_t k=0; k<m; k++){
+      char label[80];
+      int len = snprintf(label, sizeof(label), "%s/%u", r->nodes[k/16].name,
+                         k%16);
+      a[k].pos = hash_bytes(HASH_XXH3, 0, label, (size_t)len)
+               & ~(((uint64_t)1 << 56) - 1);
+      a[k].node = k/16;
+      aLow[k] = hash_bytes(HASH_XXH3, 1, label, (size_t)len);
+    }
+    static const ring_points_rule rule = { RING_LOOKUP_ABOVE, RING_TIES_LAST,
+                                           0 };
+    rc = ring_points_place_low(r, a, aLow, m, &rule);
+  }
+  free(aLow);
+  free(a);
+  return rc;
+}
+
+static const ring_algo edges_algo = {
+  .name = "test_edges", .default_hash = HASH_XXH3,
+  .units = RING_UNITS_POINTS, .unit_name = "points",
+  .point_budget = edges_budget, .build = edges_build,
+};
+
+/* n nodes 10.0.0.0:11211, 10.0.0.1:11211, ... of weight 1, in one block
+** with their names (free it). */
+static ring_input *server_inputs(int n){
+  ring_input *a = malloc((sizeof(ring_input) + 48) * (size_t)n);
+  char (*azName)[48] = (char (*)[48])&a[n];
+  for(int i=0; i<n; i++){
+    snprintf(azName[i], 48, "10.%d.%d.%d:11211", i/62500, i/250%250, i%250);
+    memset(&a[i], 0, sizeof(a[i]));
+    a[i].name = azName[i];
+    a[i].name_len = (uint32_t)strlen(azName[i]);
+    a[i].weight = 1.0;
+    a[i].id = i+1;
+  }
+  return a;
+}
+
+/* A ring of the first nNode nodes of aIn: of algorithm zAlgo (test_crowded
+** and test_edges are this file's), with its hash and vnodes set where
+** zHash and zVnodes are not NULL; zWhat (80 bytes) gets its name for
+** messages, after zKind. NULL if it does not build. */
+static ring *table_ring(const char *zKind, const char *zAlgo,
+                        const char *zHash, const char *zVnodes,
+                        const ring_input *aIn, int nNode, char *zWhat){
+  ring_config cfg;
+  if( strcmp(zAlgo, "test_crowded")==0 || strcmp(zAlgo, "test_edges")==0 ){
+    ring_config_default(&cfg);
+    cfg.algo = zAlgo[5]=='c' ? &crowded_algo : &edges_algo;
+  }else{
+    cfg = algorithm_config(zAlgo, zVnodes);
+  }
+  if( zHash ) unit_set_option(&cfg, "hash", zHash);
+  snprintf(zWhat, 80, "%s %s %s, %d nodes", zKind, zAlgo, zHash ? zHash : "",
+           nNode);
+  ring *r = NULL;
+  char zErr[300];
+  CHECK(ring_build(&cfg, aIn, (uint32_t)nNode, &r, zErr, sizeof(zErr))
+        ==RING_OK, "%s: %s", zWhat, zErr);
+  return r;
+}
+
+/* The lookups of r before its owner table is due, each right, and no
+** table before the last of them. */
+static void check_until_due(ring *r, const char *zWhat){
+  uint32_t nDue = r->owner_due;
+  for(uint32_t i=1; i<nDue; i++){
+    uint64_t p = rnd();
+    if( ring_lookup(r, p)!=naive_lookup(r, p) ){
+      CHECK(0, "%s: lookup %u of random %llu before the table", zWhat, i,
+            (unsigned long long)p);
+      break;
+    }
+  }
+  CHECK(r->owner_table==NULL && r->owner_due==1,
+        "%s: the table came before it was due", zWhat);
+}
+
 /* How many of r's 16-bit owner table entries are of a bucket's one
 ** point, escapes near their estimate, and OWNER_FAR. */
 static void count_escapes(const ring *r, uint64_t *pOne, uint64_t *pNear,
@@ -661,33 +795,11 @@ static void check_big_rings(void){
     { "dalli", NULL, 1700, 0 }, { "test_crowded", NULL, 1700, 0 },
     { "ring", NULL, 33000, 1 },
   };
-  enum { N_MAX_NODES = 33000 };
-  ring_input *aIn = malloc(sizeof(ring_input) * N_MAX_NODES);
-  char (*azName)[48] = malloc(48 * N_MAX_NODES);
-  for(int i=0; i<N_MAX_NODES; i++){
-    snprintf(azName[i], 48, "10.%d.%d.%d:11211", i/62500, i/250%250, i%250);
-    memset(&aIn[i], 0, sizeof(aIn[i]));
-    aIn[i].name = azName[i];
-    aIn[i].name_len = (uint32_t)strlen(azName[i]);
-    aIn[i].weight = 1.0;
-    aIn[i].id = i+1;
-  }
+  ring_input *aIn = server_inputs(33000);
   for(size_t t=0; t<sizeof(aBig)/sizeof(aBig[0]); t++){
-    ring_config cfg;
-    if( strcmp(aBig[t].zAlgo, "test_crowded")==0 ){
-      ring_config_default(&cfg);
-      cfg.algo = &crowded_algo;
-    }else{
-      cfg = algorithm_config(aBig[t].zAlgo, aBig[t].wide ? "8" : NULL);
-    }
-    if( aBig[t].zHash ) unit_set_option(&cfg, "hash", aBig[t].zHash);
     char zWhat[80];
-    snprintf(zWhat, sizeof(zWhat), "big %s %s, %d nodes", aBig[t].zAlgo,
-             aBig[t].zHash ? aBig[t].zHash : "", aBig[t].nNode);
-    ring *r = NULL;
-    char zErr[300];
-    CHECK(ring_build(&cfg, aIn, (uint32_t)aBig[t].nNode, &r, zErr,
-                     sizeof(zErr))==RING_OK, "%s: %s", zWhat, zErr);
+    ring *r = table_ring("big", aBig[t].zAlgo, aBig[t].zHash,
+                         aBig[t].wide ? "8" : NULL, aIn, aBig[t].nNode, zWhat);
     if( r==NULL ) continue;
     CHECK(r->n_points>=RING_OWNER_TABLE_POINTS && r->owner_table==NULL
           && r->owner_due==r->n_points/RING_OWNER_TABLE_DUE,
@@ -695,16 +807,7 @@ static void check_big_rings(void){
           r->owner_table, r->owner_due);
     if( t==0 ) check_table_without_memory(r, zWhat);
     uint32_t nDue = r->owner_due;
-    for(uint32_t i=1; i<nDue; i++){
-      uint64_t p = rnd();
-      if( ring_lookup(r, p)!=naive_lookup(r, p) ){
-        CHECK(0, "%s: lookup %u of random %llu before the table", zWhat, i,
-              (unsigned long long)p);
-        break;
-      }
-    }
-    CHECK(r->owner_table==NULL && r->owner_due==1,
-          "%s: the table came before it was due", zWhat);
+    check_until_due(r, zWhat);
     check_lookups(r);
     CHECK(r->owner_table!=NULL && r->owner_due==0
           && r->owner_wide==aBig[t].wide,
@@ -713,7 +816,7 @@ static void check_big_rings(void){
     if( r->owner_table && !r->owner_wide ){
       uint64_t nOne, nNear, nFar;
       count_escapes(r, &nOne, &nNear, &nFar);
-      int bCrowded = cfg.algo==&crowded_algo;
+      int bCrowded = r->config.algo==&crowded_algo;
       int bSmall = r->owner_shift==0;      /* crc32's 15 bits: no room */
       CHECK((bSmall ? nOne==0 : nOne>0) && nNear>0
             && (bCrowded ? nFar>0 : nFar==0),
@@ -725,7 +828,122 @@ static void check_big_rings(void){
     ring_release(r);
   }
   free(aIn);
-  free(azName);
+}
+
+/* ------------------------------------------------------ small rings */
+
+/* Keys at, below and above every point of a ring of 128-bit points. */
+static void check_lookups_low(const ring *r, const char *zWhat){
+  for(uint32_t k=0; k<r->n_points; k++){
+    uint64_t t = r->tokens[k], l = r->lows[k];
+    uint64_t aKey[][2] = { {t, l-1}, {t, l}, {t, l+1}, {t-1, l}, {t+1, 0} };
+    for(size_t i=0; i<sizeof(aKey)/sizeof(aKey[0]); i++){
+      if( ring_lookup_low(r, aKey[i][0], aKey[i][1])
+          !=naive_lookup_low(r, aKey[i][0], aKey[i][1]) ){
+        CHECK(0, "%s: key %d at point %u", zWhat, (int)i, k);
+        return;
+      }
+    }
+  }
+}
+
+/*
+** Rings of at most RING_OWNER_TABLE_SMALL points get an owner table too,
+** of 16-bit entries, 8 to 16 a point (fewer in a space too small for
+** them), made after RING_OWNER_TABLE_SMALL_DUE x n_points lookups without
+** it; rings between that and RING_OWNER_TABLE_POINTS get none. Lookups
+** (ring_lookup and the per-row ring_lookup_low) equal a binary search
+** before, while and after it is made: one node, two points, the hashes of
+** 15, 16 and 32 bits, every lookup rule that has points (successor,
+** predecessor, nearest, above with 128-bit points), crowded points.
+*/
+static void check_small_rings(void){
+  static const struct {
+    const char *zAlgo, *zHash, *zVnodes;
+    int nNode;
+    int bOne;                 /* has one-point entries (-1: may have) */
+    int bFar;                 /* has escapes too far from their estimate */
+  } aSmall[] = {
+    { "ring", NULL, NULL, 100, 1, 0 },
+    { "ring", NULL, NULL, 1, 1, 0 },
+    { "ring", NULL, "1", 2, -1, 0 },                 /* two points */
+    /* 15 and 16 bits: an entry for every position, no room for more */
+    { "ring", "crc32", NULL, 100, 0, 0 },
+    { "ring", "crc16", NULL, 100, 0, 0 },
+    { "ring", "md5", NULL, 100, 1, 0 },              /* 32 bits */
+    { "ketama", NULL, NULL, 100, 1, 0 },
+    { "dalli", NULL, NULL, 100, 1, 0 },              /* predecessor */
+    { "haproxy", NULL, NULL, 100, 1, 0 },            /* nearest */
+    { "uhashring", NULL, NULL, 100, 1, 0 },          /* above, 128 bits */
+    { "test_edges", NULL, NULL, 10, 1, 0 },
+    { "test_crowded", NULL, NULL, 100, 1, 1 },
+    { "ring", NULL, "32768", 1, 1, 0 },              /* the largest */
+  };
+  ring_input *aIn = server_inputs(100);
+  for(size_t t=0; t<sizeof(aSmall)/sizeof(aSmall[0]); t++){
+    char zWhat[80];
+    ring *r = table_ring("small", aSmall[t].zAlgo, aSmall[t].zHash,
+                         aSmall[t].zVnodes, aIn, aSmall[t].nNode, zWhat);
+    if( r==NULL ) continue;
+    uint32_t n = r->n_points;
+    CHECK(n>0 && n<=RING_OWNER_TABLE_SMALL && r->owner_table==NULL
+          && r->owner_due==RING_OWNER_TABLE_SMALL_DUE * n,
+          "%s: %u points, table %p due in %u lookups", zWhat, n,
+          r->owner_table, r->owner_due);
+    uint32_t nDue = r->owner_due;
+    check_until_due(r, zWhat);
+    (void)ring_lookup(r, rnd());
+    CHECK(r->owner_table!=NULL && r->owner_due==0 && !r->owner_wide,
+          "%s: after %u lookups, table %p (wide %d)", zWhat, nDue,
+          r->owner_table, r->owner_wide);
+    if( r->owner_table==NULL ){
+      ring_release(r);
+      continue;
+    }
+    unsigned space = ring_space_bits(&r->config);
+    uint64_t nEntry = (uint64_t)1 << r->owner_bits;
+    CHECK(r->owner_bits==space ? nEntry<16*(uint64_t)n
+          : r->owner_bits<space && nEntry>=8*(uint64_t)n
+            && nEntry<16*(uint64_t)n,
+          "%s: %llu entries for %u points", zWhat,
+          (unsigned long long)nEntry, n);
+    /* One entry that is no owner for each bucket that holds a point. */
+    uint64_t nHeld = 0;
+    for(uint32_t k=0; k<n; k++){
+      uint64_t b = r->positions[k] >> r->owner_shift;
+      uint64_t bPrev = k ? r->positions[k-1] >> r->owner_shift : 0;
+      if( b>r->owner_last ) b = r->owner_last;
+      if( bPrev>r->owner_last ) bPrev = r->owner_last;
+      nHeld += k==0 || b!=bPrev;
+    }
+    uint64_t nOne, nNear, nFar;
+    count_escapes(r, &nOne, &nNear, &nFar);
+    CHECK(nOne+nNear+nFar==nHeld, "%s: %llu entries not owners, %llu buckets "
+          "with points", zWhat, (unsigned long long)(nOne+nNear+nFar),
+          (unsigned long long)nHeld);
+    CHECK((aSmall[t].bOne<0 || (nOne>0)==aSmall[t].bOne)
+          && (nFar>0)==aSmall[t].bFar,
+          "%s: %llu one-point entries, %llu escapes near their estimate, "
+          "%llu far", zWhat, (unsigned long long)nOne,
+          (unsigned long long)nNear, (unsigned long long)nFar);
+    int nFailBefore = nFail;
+    check_lookups(r);
+    CHECK(nFail==nFailBefore, "%s: lookups with the table", zWhat);
+    if( r->lows ) check_lookups_low(r, zWhat);
+    ring_release(r);
+  }
+  /* One point more: between the small rings and the big ones, no table. */
+  char zWhat[80];
+  ring *r = table_ring("between", "ring", NULL, "32769", aIn, 1, zWhat);
+  if( r ){
+    for(uint32_t i=0; i<4*r->n_points; i++) (void)ring_lookup(r, rnd());
+    CHECK(r->n_points==RING_OWNER_TABLE_SMALL+1 && r->owner_table==NULL
+          && r->owner_due==0, "%u points: table %p, due in %u", r->n_points,
+          r->owner_table, r->owner_due);
+    check_lookups(r);
+    ring_release(r);
+  }
+  free(aIn);
 }
 
 int main(void){
@@ -766,6 +984,7 @@ int main(void){
   walk_registry();
   check_make_rules();
   check_big_rings();
+  check_small_rings();
   printf("%d passed, %d failed\n", nPass, nFail);
   return nFail ? 1 : 0;
 }

@@ -604,11 +604,15 @@ static void test_lookup_built(void){
 }
 
 /* Make r a hand-made ring of the n points at aPos owned by aOwn, with the
-** lookup index built if bIndex (else ring_lookup searches). */
+** lookup index built if bIndex (else ring_lookup searches), without the
+** owner table its lookups made (a small ring's, ring_index.c). */
 static void set_points(ring *r, uint64_t *aPos, uint32_t *aOwn, uint32_t n,
                        int bIndex){
   ring_dealloc(r->index);
+  ring_dealloc(r->owner_table);
   r->index = NULL;
+  r->owner_table = NULL;
+  r->owner_due = 0;
   r->n_points = n;
   r->positions = aPos;
   r->owners = aOwn;
