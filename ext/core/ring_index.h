@@ -14,8 +14,8 @@
 ** than a cache): 4 to 8 entries a point, made after n_points /
 ** RING_OWNER_TABLE_DUE lookups without it. Small rings, of at most
 ** RING_OWNER_TABLE_SMALL points (so that their table is at most 512 kB):
-** 8 to 16 entries a point (16 to 32 of 8 bits, in the same memory, for
-** rings of up to OWNER_BYTE_NODES nodes), made after
+** 8 to 16 entries a point (of 8 bits on rings of up to OWNER_BYTE_NODES
+** nodes, so at most 256 kB there), made after
 ** RING_OWNER_TABLE_SMALL_DUE x n_points lookups. Rings between the two have none: with one, a ring of
 ** 1,000 nodes x 160 points would cost more than 16 bytes a point.
 */

@@ -873,9 +873,8 @@ static uint64_t count_byte_escapes(const ring *r){
 
 /*
 ** Rings of at most RING_OWNER_TABLE_SMALL points get an owner table too:
-** of 8-bit entries, 16 to 32 a point, on rings of up to OWNER_BYTE_NODES
-** nodes, else of 16-bit entries, 8 to 16 a point (fewer in a space too
-** small for them), made after RING_OWNER_TABLE_SMALL_DUE x n_points lookups without
+** 8 to 16 entries a point (fewer in a space too small for them), of 8
+** bits on rings of up to OWNER_BYTE_NODES nodes, else of 16, made after RING_OWNER_TABLE_SMALL_DUE x n_points lookups without
 ** it; rings between that and RING_OWNER_TABLE_POINTS get none. Lookups
 ** (ring_lookup and the per-row ring_lookup_low) equal a binary search
 ** before, while and after it is made: one node, two points, the hashes of
@@ -944,9 +943,9 @@ static void check_small_rings(void){
     }
     unsigned space = ring_space_bits(&r->config);
     uint64_t nEntry = (uint64_t)1 << r->owner_bits;
-    uint64_t nPer = r->owner_bytes==1 ? 16 : 8;    /* 16 bytes a point */
-    CHECK(r->owner_bits==space ? nEntry<2*nPer*n
-          : r->owner_bits<space && nEntry>=nPer*n && nEntry<2*nPer*n,
+    CHECK(r->owner_bits==space ? nEntry<16*(uint64_t)n
+          : r->owner_bits<space && nEntry>=8*(uint64_t)n
+            && nEntry<16*(uint64_t)n,
           "%s: %llu entries for %u points", zWhat,
           (unsigned long long)nEntry, n);
     /* One entry that is no owner for each bucket that holds a point. */
