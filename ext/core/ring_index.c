@@ -33,9 +33,9 @@
 ** evenly spread, which positions (hashes) nearly are; a distance that
 ** does not fit sends the lookup to the index. A small ring of up to 128
 ** nodes has entries of 8 bits, whose escape is a bare mark that sends
-** the lookup to the index: half the memory, and at 100 nodes a table of
-** 128 kB that stays in the cache beside a scan better than one of 256 kB
-** (about 2.5 ns a row faster, though a little more often escaping). The
+** the lookup to the index: half the memory, and faster in a scan (at
+** 100 nodes a table of 128 kB against 256 kB, 2-3 ns a row), though its
+** lookups take the index more often (no one-point entries). The
 ** table costs 8 to 16 bytes per point (16 to 32 with 32-bit entries; in a
 ** small ring 8 to 16 with 8-bit entries, else 16 to 32).
 **
