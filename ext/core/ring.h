@@ -118,8 +118,8 @@ typedef struct ring {
   void *owner_table;       /*   big and small rings: the owner of each of
                            **   many finer buckets, or where to look
                            **   (ring_index.c, made by lookups);
-                           **   16-bit entries, or 32 (owner_wide) */
-  int owner_wide;
+                           **   entries of owner_bytes bytes: 1, 2 or 4 */
+  unsigned owner_bytes;
   unsigned owner_bits;     /*   2^owner_bits entries: pos >> owner_shift, */
   unsigned owner_shift;    /*   at most owner_last */
   uint32_t owner_last;
@@ -345,23 +345,30 @@ uint32_t ring_lookup(const ring *r, uint64_t pos);
 ** (pos, low) goes to the first point strictly above it, so where pos is a
 ** point's top word, low decides; ring_lookup places a key as if its low
 ** word were all ones. On any other ring low is ignored. Inline: it runs
-** per row, and so does the common case of a ring with a 16-bit owner
-** table (ring_index.c): a key in a bucket that holds no point is owned by
-** the bucket's entry, which is an owner where OWNER_ESCAPE is clear (the
-** call into ring_lookup and its dispatch were a third of the lookup).
+** per row, and so does the common case of a ring with an owner table of
+** 8 or 16-bit entries (ring_index.c): a key in a bucket that holds no
+** point is owned by the bucket's entry, which is an owner where its
+** escape bit (OWNER_BYTE_ESCAPE, OWNER_ESCAPE) is clear (the call into
+** ring_lookup and its dispatch were a third of the lookup).
 ** Not on a ring of 128-bit points: its point just before the bucket
 ** (at the bucket's start - 1) can be above a key at the bucket's start.
 */
+#define OWNER_BYTE_ESCAPE 0x80u
 #define OWNER_ESCAPE 0x8000u
 uint32_t ring_unit_of_low(const ring *r, uint64_t pos, uint64_t low);
 static inline uint32_t ring_lookup_low(const ring *r, uint64_t pos,
                                        uint64_t low){
   if( r->lows ) return r->owners[ring_unit_of_low(r, pos, low)];
-  if( r->owner_table && !r->owner_wide ){
+  if( r->owner_table ){
     uint64_t b = pos >> r->owner_shift;
-    uint32_t e = ((const uint16_t *)r->owner_table)[b<r->owner_last ? b
-                                                    : r->owner_last];
-    if( !(e & OWNER_ESCAPE) ) return e;
+    if( b>r->owner_last ) b = r->owner_last;
+    if( r->owner_bytes==1 ){
+      uint32_t e = ((const uint8_t *)r->owner_table)[b];
+      if( !(e & OWNER_BYTE_ESCAPE) ) return e;
+    }else if( r->owner_bytes==2 ){
+      uint32_t e = ((const uint16_t *)r->owner_table)[b];
+      if( !(e & OWNER_ESCAPE) ) return e;
+    }
   }
   return ring_lookup(r, pos);
 }

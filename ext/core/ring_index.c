@@ -23,16 +23,21 @@
 ** then reads one entry, one cache line, in the common case, where the
 ** index, positions and owners are three. A small ring (at most
 ** RING_OWNER_TABLE_SMALL points) gets one of 8 to 16 entries per point
-** (88 to 94% without a point), at most 512 kB: it fits the cache either
+** (88 to 94% without a point), at most 512 kB (256 kB up to 128 nodes,
+** whose entries are of 8 bits): it fits the cache either
 ** way, but the table's read is one where the index's are three dependent
 ** ones, and its common case is inline in the per-row lookup
 ** (ring_lookup_low, ring.h). Entries are of 16 bits where the
 ** owners fit (rings of up to 32,768 nodes): an escape then gives the
 ** first point as its distance from where it would be if the points were
 ** evenly spread, which positions (hashes) nearly are; a distance that
-** does not fit sends the lookup to the index. The table costs 8 to 16
-** bytes per point (16 to 32 with 32-bit entries; 16 to 32 in a small
-** ring).
+** does not fit sends the lookup to the index. A small ring of up to 128
+** nodes has entries of 8 bits, whose escape is a bare mark that sends
+** the lookup to the index: half the memory, and faster in a scan (at
+** 100 nodes a table of 128 kB against 256 kB, 2-3 ns a row), though its
+** lookups take the index more often (no one-point entries). The
+** table costs 8 to 16 bytes per point (16 to 32 with 32-bit entries; in a
+** small ring 8 to 16 with 8-bit entries, else 16 to 32).
 **
 ** The table is made only after n_points / RING_OWNER_TABLE_DUE lookups
 ** without it: filling it costs about what that many lookups lose to the
@@ -41,7 +46,8 @@
 ** pay for a table it does not use, and a ring scanned pays at most twice.
 ** A small ring's, after RING_OWNER_TABLE_SMALL_DUE x n_points lookups, by
 ** the same rule: there a lookup saves no memory round trip but about 47
-** instructions, and filling the table costs about 73 a point.
+** instructions, and filling the table costs about 73 a point (37 with
+** 8-bit entries).
 */
 #include <string.h>
 
@@ -62,19 +68,21 @@ static uint16_t owner_escape_narrow(const ring *r, uint64_t b, uint32_t k,
   return (uint16_t)(OWNER_ESCAPE | (uint32_t)d);
 }
 
-/* Entry b of a table of 32-bit entries (wide) or 16-bit ones. */
-static inline void owner_put(void *table, int wide, uint32_t b, uint32_t v){
-  if( wide ) ((uint32_t *)table)[b] = v;
-  else ((uint16_t *)table)[b] = (uint16_t)v;
+/* Entry b of a table of entries of `bytes` bytes (1, 2 or 4). */
+static inline void owner_put(void *table, unsigned bytes, uint32_t b,
+                             uint32_t v){
+  if( bytes==4 ) ((uint32_t *)table)[b] = v;
+  else if( bytes==2 ) ((uint16_t *)table)[b] = (uint16_t)v;
+  else ((uint8_t *)table)[b] = (uint8_t)v;
 }
 
 /* Walk r's points into a table of 2^bits entries: the buckets before
 ** point k's that hold no point go to k's owner; the bucket of the first
 ** point in it gets an escape to k, or a one-point entry. Inlined where
-** wide is a constant, so that each width gets a loop of its own. */
+** bytes is a constant, so that each width gets a loop of its own. */
 static inline __attribute__((always_inline))
-void owner_table_fill(const ring *r, void *table, int wide, unsigned shift,
-                      unsigned bits){
+void owner_table_fill(const ring *r, void *table, unsigned bytes,
+                      unsigned shift, unsigned bits){
   const uint64_t *pos = r->positions;
   const uint32_t *owners = r->owners;
   uint32_t n = r->n_points, last = (uint32_t)(((uint64_t)1 << bits) - 1);
@@ -84,26 +92,30 @@ void owner_table_fill(const ring *r, void *table, int wide, unsigned shift,
     uint32_t to = bk<last ? (uint32_t)bk : last;
     if( to<b ) continue;                     /* its bucket has a point */
     uint32_t owner = owners[k], e = OWNER_WIDE_ESCAPE | k;
-    if( !wide ){
+    if( bytes==1 ){
+      e = OWNER_BYTE_ESCAPE;
+    }else if( bytes==2 ){
       /* Alone in a bucket between two without a point (not the first or
       ** the last bucket, which wrap)? */
       int bOne = b<to && to<last
               && (k+1==n || (pos[k+1] >> shift) > (uint64_t)to+1);
       e = owner_escape_narrow(r, to, k, bOne, shift, bits);
     }
-    while( b<to ) owner_put(table, wide, b++, owner);
-    owner_put(table, wide, b++, e);
+    while( b<to ) owner_put(table, bytes, b++, owner);
+    owner_put(table, bytes, b++, e);
   }
-  while( b<=last ) owner_put(table, wide, b++, owners[0]);  /* wrapping */
+  while( b<=last ) owner_put(table, bytes, b++, owners[0]);  /* wrapping */
 }
 
 int ring_index_owner_table(ring *r){
   unsigned space = ring_space_bits(&r->config);
-  uint64_t nPer = r->n_points<=RING_OWNER_TABLE_SMALL ? 8 : 4;
+  int bSmall = r->n_points<=RING_OWNER_TABLE_SMALL;
+  unsigned bytes = bSmall && r->n_nodes<=OWNER_BYTE_NODES ? 1
+                 : r->n_nodes<=OWNER_NARROW_NODES ? 2 : 4;
+  uint64_t nPer = bSmall ? 8 : 4;
   unsigned bits = 1;
   while( bits<space && ((uint64_t)1 << bits) < nPer*r->n_points ) bits++;
-  int wide = r->n_nodes>OWNER_NARROW_NODES;
-  void *table = ring_alloc_lookup((wide ? 4 : 2) * ((size_t)1 << bits));
+  void *table = ring_alloc_lookup(bytes * ((size_t)1 << bits));
   if( table==NULL ) return RING_NOMEM;
   unsigned shift = space - bits;
   /* One-point entries keep the top OWNER_ONE_BITS bits of where their
@@ -111,10 +123,11 @@ int ring_index_owner_table(ring *r){
   unsigned at = shift>OWNER_ONE_BITS ? OWNER_ONE_BITS : shift;
   r->owner_at_shift = shift - at;
   r->owner_at_mask = ((uint32_t)1 << at) - 1;
-  if( wide ) owner_table_fill(r, table, 1, shift, bits);
-  else owner_table_fill(r, table, 0, shift, bits);
+  if( bytes==1 ) owner_table_fill(r, table, 1, shift, bits);
+  else if( bytes==2 ) owner_table_fill(r, table, 2, shift, bits);
+  else owner_table_fill(r, table, 4, shift, bits);
   r->owner_table = table;
-  r->owner_wide = wide;
+  r->owner_bytes = bytes;
   r->owner_bits = bits;
   r->owner_shift = shift;
   r->owner_last = (uint32_t)(((uint64_t)1 << bits) - 1);

@@ -14,8 +14,9 @@
 ** than a cache): 4 to 8 entries a point, made after n_points /
 ** RING_OWNER_TABLE_DUE lookups without it. Small rings, of at most
 ** RING_OWNER_TABLE_SMALL points (so that their table is at most 512 kB):
-** 8 to 16 entries a point, made after RING_OWNER_TABLE_SMALL_DUE x
-** n_points lookups. Rings between the two have none: with one, a ring of
+** 8 to 16 entries a point (of 8 bits on rings of up to OWNER_BYTE_NODES
+** nodes, so at most 256 kB there), made after
+** RING_OWNER_TABLE_SMALL_DUE x n_points lookups. Rings between the two have none: with one, a ring of
 ** 1,000 nodes x 160 points would cost more than 16 bytes a point.
 */
 #define RING_OWNER_TABLE_POINTS 262144
@@ -24,7 +25,10 @@
 #define RING_OWNER_TABLE_SMALL_DUE 2
 
 /*
-** Owner table entries of 16 bits (rings of up to OWNER_NARROW_NODES
+** Owner table entries of 8 bits (small rings of up to OWNER_BYTE_NODES
+** nodes): an owner (OWNER_BYTE_ESCAPE clear, ring.h), or OWNER_BYTE_ESCAPE
+** alone for a bucket that holds a point (the lookup takes the index).
+** Of 16 bits (rings of up to OWNER_NARROW_NODES
 ** nodes): an owner (OWNER_ESCAPE clear, ring.h); or OWNER_ONE and the
 ** top bits (up to OWNER_ONE_BITS) of where the bucket's one point k is
 ** in it, for a bucket whose
@@ -34,6 +38,7 @@
 ** plus OWNER_NEAR_BIAS, or OWNER_FAR where that does not fit. Of 32 bits:
 ** an owner, or OWNER_WIDE_ESCAPE and the first point's index.
 */
+#define OWNER_BYTE_NODES 128
 #define OWNER_NARROW_NODES 32768
 #define OWNER_ONE 0xC000u
 #define OWNER_ONE_BITS 14
@@ -104,7 +109,11 @@ static inline uint32_t ring_index_owner(const ring *r, uint64_t pos){
   uint64_t b = pos >> r->owner_shift;
   if( b>r->owner_last ) b = r->owner_last;
   uint32_t i;
-  if( r->owner_wide ){
+  if( r->owner_bytes==1 ){
+    uint32_t e = ((const uint8_t *)r->owner_table)[b];
+    if( !(e & OWNER_BYTE_ESCAPE) ) return e;
+    return r->owners[ring_index_find(r, pos)];
+  }else if( r->owner_bytes==4 ){
     uint32_t e = ((const uint32_t *)r->owner_table)[b];
     if( !(e & OWNER_WIDE_ESCAPE) ) return e;
     i = e & ~OWNER_WIDE_ESCAPE;

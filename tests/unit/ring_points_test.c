@@ -810,10 +810,10 @@ static void check_big_rings(void){
     check_until_due(r, zWhat);
     check_lookups(r);
     CHECK(r->owner_table!=NULL && r->owner_due==0
-          && r->owner_wide==aBig[t].wide,
-          "%s: after %u lookups, table %p (wide %d)", zWhat, nDue,
-          r->owner_table, r->owner_wide);
-    if( r->owner_table && !r->owner_wide ){
+          && r->owner_bytes==(aBig[t].wide ? 4u : 2u),
+          "%s: after %u lookups, table %p (%u-byte entries)", zWhat, nDue,
+          r->owner_table, r->owner_bytes);
+    if( r->owner_table && r->owner_bytes==2 ){
       uint64_t nOne, nNear, nFar;
       count_escapes(r, &nOne, &nNear, &nFar);
       int bCrowded = r->config.algo==&crowded_algo;
@@ -847,39 +847,79 @@ static void check_lookups_low(const ring *r, const char *zWhat){
   }
 }
 
+/* Keys at the first and the last position of every bucket of r's owner
+** table: where its entries change. */
+static void check_bucket_edges(const ring *r, const char *zWhat){
+  for(uint64_t b=0; b<=r->owner_last; b++){
+    uint64_t first = b << r->owner_shift;
+    uint64_t last = ((b+1) << r->owner_shift) - 1;
+    if( !lookup_right(r, first) || !lookup_right(r, last) ){
+      CHECK(0, "%s: a key at an edge of bucket %llu", zWhat,
+            (unsigned long long)b);
+      return;
+    }
+  }
+}
+
+/* How many of r's 8-bit owner table entries are escapes. */
+static uint64_t count_byte_escapes(const ring *r){
+  const uint8_t *t = r->owner_table;
+  uint64_t nEscape = 0;
+  for(uint64_t b=0; b<=r->owner_last; b++){
+    nEscape += (t[b] & OWNER_BYTE_ESCAPE)!=0;
+  }
+  return nEscape;
+}
+
 /*
-** Rings of at most RING_OWNER_TABLE_SMALL points get an owner table too,
-** of 16-bit entries, 8 to 16 a point (fewer in a space too small for
-** them), made after RING_OWNER_TABLE_SMALL_DUE x n_points lookups without
+** Rings of at most RING_OWNER_TABLE_SMALL points get an owner table too:
+** 8 to 16 entries a point (fewer in a space too small for them), of 8
+** bits on rings of up to OWNER_BYTE_NODES nodes, else of 16, made after RING_OWNER_TABLE_SMALL_DUE x n_points lookups without
 ** it; rings between that and RING_OWNER_TABLE_POINTS get none. Lookups
 ** (ring_lookup and the per-row ring_lookup_low) equal a binary search
 ** before, while and after it is made: one node, two points, the hashes of
 ** 15, 16 and 32 bits, every lookup rule that has points (successor,
-** predecessor, nearest, above with 128-bit points), crowded points.
+** predecessor, nearest, above with 128-bit points), crowded points, in
+** both widths, and OWNER_BYTE_NODES nodes and one more.
 */
 static void check_small_rings(void){
   static const struct {
     const char *zAlgo, *zHash, *zVnodes;
     int nNode;
-    int bOne;                 /* has one-point entries (-1: may have) */
-    int bFar;                 /* has escapes too far from their estimate */
+    unsigned nBytes;          /* the entries' width */
+    int bOne;                 /* 16 bits: has one-point entries (-1: may) */
+    int bFar;                 /* 16 bits: has escapes far from their
+                              ** estimate */
   } aSmall[] = {
-    { "ring", NULL, NULL, 100, 1, 0 },
-    { "ring", NULL, NULL, 1, 1, 0 },
-    { "ring", NULL, "1", 2, -1, 0 },                 /* two points */
+    { "ring", NULL, NULL, 100, 1, 0, 0 },
+    { "ring", NULL, NULL, 1, 1, 0, 0 },
+    { "ring", NULL, "1", 2, 1, 0, 0 },               /* two points */
     /* 15 and 16 bits: an entry for every position, no room for more */
-    { "ring", "crc32", NULL, 100, 0, 0 },
-    { "ring", "crc16", NULL, 100, 0, 0 },
-    { "ring", "md5", NULL, 100, 1, 0 },              /* 32 bits */
-    { "ketama", NULL, NULL, 100, 1, 0 },
-    { "dalli", NULL, NULL, 100, 1, 0 },              /* predecessor */
-    { "haproxy", NULL, NULL, 100, 1, 0 },            /* nearest */
-    { "uhashring", NULL, NULL, 100, 1, 0 },          /* above, 128 bits */
-    { "test_edges", NULL, NULL, 10, 1, 0 },
-    { "test_crowded", NULL, NULL, 100, 1, 1 },
-    { "ring", NULL, "32768", 1, 1, 0 },              /* the largest */
+    { "ring", "crc32", NULL, 100, 1, 0, 0 },
+    { "ring", "crc16", NULL, 100, 1, 0, 0 },
+    { "ring", "md5", NULL, 100, 1, 0, 0 },           /* 32 bits */
+    { "ketama", NULL, NULL, 100, 1, 0, 0 },
+    { "dalli", NULL, NULL, 100, 1, 0, 0 },           /* predecessor */
+    { "haproxy", NULL, NULL, 100, 1, 0, 0 },         /* nearest */
+    { "uhashring", NULL, NULL, 100, 1, 0, 0 },       /* above, 128 bits */
+    { "test_edges", NULL, NULL, 10, 1, 0, 0 },
+    { "test_crowded", NULL, NULL, 100, 1, 0, 0 },
+    { "ring", NULL, "32768", 1, 1, 0, 0 },           /* the largest */
+    { "ring", NULL, NULL, 128, 1, 0, 0 },            /* OWNER_BYTE_NODES */
+    { "ring", NULL, NULL, 129, 2, 1, 0 },
+    { "ring", NULL, NULL, 200, 2, 1, 0 },
+    { "ring", NULL, "1", 200, 2, -1, 0 },
+    { "ring", "crc32", NULL, 200, 2, 0, 0 },
+    { "ring", "crc16", NULL, 200, 2, 0, 0 },
+    { "ring", "md5", NULL, 200, 2, 1, 0 },
+    { "ketama", NULL, NULL, 200, 2, 1, 0 },
+    { "dalli", NULL, NULL, 200, 2, 1, 0 },
+    { "haproxy", NULL, NULL, 200, 2, 1, 0 },
+    { "uhashring", NULL, NULL, 200, 2, 1, 0 },
+    { "test_edges", NULL, NULL, 200, 2, 0, 0 },       /* 256 positions */
+    { "test_crowded", NULL, NULL, 200, 2, 1, 1 },
   };
-  ring_input *aIn = server_inputs(100);
+  ring_input *aIn = server_inputs(200);
   for(size_t t=0; t<sizeof(aSmall)/sizeof(aSmall[0]); t++){
     char zWhat[80];
     ring *r = table_ring("small", aSmall[t].zAlgo, aSmall[t].zHash,
@@ -893,10 +933,11 @@ static void check_small_rings(void){
     uint32_t nDue = r->owner_due;
     check_until_due(r, zWhat);
     (void)ring_lookup(r, rnd());
-    CHECK(r->owner_table!=NULL && r->owner_due==0 && !r->owner_wide,
-          "%s: after %u lookups, table %p (wide %d)", zWhat, nDue,
-          r->owner_table, r->owner_wide);
-    if( r->owner_table==NULL ){
+    CHECK(r->owner_table!=NULL && r->owner_due==0
+          && r->owner_bytes==aSmall[t].nBytes,
+          "%s: after %u lookups, table %p (%u-byte entries)", zWhat, nDue,
+          r->owner_table, r->owner_bytes);
+    if( r->owner_table==NULL || r->owner_bytes!=aSmall[t].nBytes ){
       ring_release(r);
       continue;
     }
@@ -916,18 +957,20 @@ static void check_small_rings(void){
       if( bPrev>r->owner_last ) bPrev = r->owner_last;
       nHeld += k==0 || b!=bPrev;
     }
-    uint64_t nOne, nNear, nFar;
-    count_escapes(r, &nOne, &nNear, &nFar);
+    uint64_t nOne = 0, nNear = 0, nFar = 0;
+    if( r->owner_bytes==1 ) nNear = count_byte_escapes(r);
+    else count_escapes(r, &nOne, &nNear, &nFar);
     CHECK(nOne+nNear+nFar==nHeld, "%s: %llu entries not owners, %llu buckets "
           "with points", zWhat, (unsigned long long)(nOne+nNear+nFar),
           (unsigned long long)nHeld);
-    CHECK((aSmall[t].bOne<0 || (nOne>0)==aSmall[t].bOne)
-          && (nFar>0)==aSmall[t].bFar,
+    CHECK(r->owner_bytes==1 || ((aSmall[t].bOne<0 || (nOne>0)==aSmall[t].bOne)
+                                && (nFar>0)==aSmall[t].bFar),
           "%s: %llu one-point entries, %llu escapes near their estimate, "
           "%llu far", zWhat, (unsigned long long)nOne,
           (unsigned long long)nNear, (unsigned long long)nFar);
     int nFailBefore = nFail;
     check_lookups(r);
+    check_bucket_edges(r, zWhat);
     CHECK(nFail==nFailBefore, "%s: lookups with the table", zWhat);
     if( r->lows ) check_lookups_low(r, zWhat);
     ring_release(r);
