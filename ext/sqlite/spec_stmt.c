@@ -108,6 +108,7 @@ static stmt_cache *stmt_cache_adopt(sqlite3_context *ctx, int *pbNomem){
     sc->a[i].argMask = 0;
     sc->a[i].bFound = 0;
   }
+  sc->iLast = 0;
   /* Checks of this statement are its own (spec_checked). */
   sc->checked.e = NULL;
   sc->checked.bAt = 0;
@@ -167,11 +168,14 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
     }
   }
   if( sc ){
-    int k = sc->iLast;
-    if( !entry_matches(&sc->a[k], &a) ){
-      for(k=0; k<sc->n && !entry_matches(&sc->a[k], &a); k++){}
+    /* From the entry found last on: a statement's specs are asked for in
+    ** the order they were added. */
+    int k = sc->iLast, j = 0;
+    while( j<sc->n && !entry_matches(&sc->a[k], &a) ){
+      k = k+1<sc->n ? k+1 : 0;
+      j++;
     }
-    if( k<sc->n ){
+    if( j<sc->n ){
       stmt_entry *e = &sc->a[k];
       sc->iLast = k;
       *ppEntry = e;
