@@ -111,7 +111,7 @@ void conn_release(void *pConn){
   if( conn==NULL || --conn->nRef>0 ) return;
   ring_cache_clear(&conn->built);
   ring_cache_clear(&conn->resolved);
-  sqlite3_free(conn->pSpareHold);
+  stmt_hold_free(conn->pSpareHold);
   sqlite3_free(conn);
 }
 
@@ -119,7 +119,8 @@ void conn_release(void *pConn){
 ** A statement's hold on its rings (spec_stmt.c) is nByte bytes (the same
 ** for every hold), allocated once per statement. The last one given back
 ** is kept for the next statement, so a connection running one statement
-** after another allocates none.
+** after another allocates none; it may keep its rings for that statement
+** too (spec_state_holds), until the caches are dropped.
 */
 void *conn_hold_take(chash_conn *conn, size_t nByte){
   void *p = conn->pSpareHold;
@@ -134,9 +135,13 @@ void conn_hold_give(chash_conn *conn, void *p){
   if( conn->pSpareHold==NULL && conn->nRef>1 ){
     conn->pSpareHold = p;
   }else{
-    sqlite3_free(p);
+    stmt_hold_free(p);
   }
   conn_release(conn);
+}
+
+void *conn_hold_spare(chash_conn *conn){
+  return conn->pSpareHold;
 }
 
 /*
@@ -164,6 +169,8 @@ static void resolve_leave(chash_conn *conn){
 void conn_forget_rings(chash_conn *conn){
   ring_cache_clear(&conn->built);
   ring_cache_clear(&conn->resolved);
+  stmt_hold_free(conn->pSpareHold);
+  conn->pSpareHold = NULL;
 }
 
 /* A new reference to the built ring for (zKey, tag), or NULL. */
@@ -614,12 +621,12 @@ static void token_read(sqlite3 *db, int64_t *pnChange, int *pnDb){
   while( sqlite3_db_name(db, *pnDb) ) (*pnDb)++;
 }
 
-/* Is the token what it was when e was resolved (token_read's, without
-** counting the schemas)? */
-static int token_holds(sqlite3 *db, const ring_cache_entry *e){
-  return sqlite3_total_changes64(db)==e->nChange
-      && sqlite3_db_name(db, e->nDb-1)!=NULL
-      && sqlite3_db_name(db, e->nDb)==NULL;
+/* Is the token (nChange, nDb) as token_read would read it now, without
+** counting the schemas? */
+static int token_holds(sqlite3 *db, int64_t nChange, int nDb){
+  return sqlite3_total_changes64(db)==nChange
+      && sqlite3_db_name(db, nDb-1)!=NULL
+      && sqlite3_db_name(db, nDb)==NULL;
 }
 
 /*
@@ -677,18 +684,38 @@ static void settled_note(sqlite3 *db, ring_cache_entry *e,
 }
 
 /*
-** Does the table of resolved entry e still have the stamp it was resolved
-** at, with no table of temp hiding it? Without a query if main is settled
-** at the data version it was when the stamp was last read (main_settled).
-** The query is kept with the entry while the connection may keep
-** statements (spec.c's top).
+** In state *pAt (spec_checked), main settled: the token of the moment, and
+** main's data version, which together say what a ring found current then
+** was found at (fast_get): while they are the same, so is the ring.
 */
-static int fast_stamp_holds(chash_conn *conn, ring_cache_entry *e){
+int spec_state_holds(chash_conn *conn, const spec_state *pAt){
+  unsigned nVersion = 0;
+  return !conn->bResolving
+      && token_holds(conn->db, pAt->nChange, pAt->nDb)
+      && main_settled(conn->db, &nVersion) && nVersion==pAt->nDataVersion;
+}
+
+#define STAMP_CHANGED      0   /* fast_stamp_holds: it does not hold */
+#define STAMP_HOLDS        1   /* it does (a query said so) */
+#define STAMP_HOLDS_SETTLED 2  /* it does, main settled at *pVersion */
+
+/*
+** Does the table of resolved entry e still have the stamp it was resolved
+** at, with no table of temp hiding it (STAMP_*)? Without a query if main is
+** settled at the data version it was when the stamp was last read
+** (main_settled). The query is kept with the entry while the connection
+** may keep statements (spec.c's top).
+*/
+static int fast_stamp_holds(chash_conn *conn, ring_cache_entry *e,
+                            unsigned *pVersion){
   sqlite3 *db = conn->db;
   const spec_table *w = &e->where;
   unsigned nVersion = 0;
   int bSettled = main_settled(db, &nVersion);
-  if( bSettled && e->bSettled && nVersion==e->nDataVersion ) return 1;
+  if( bSettled && e->bSettled && nVersion==e->nDataVersion ){
+    *pVersion = nVersion;
+    return STAMP_HOLDS_SETTLED;
+  }
   /* A table of temp can hide a ring of main while temp is open. Temp
   ** opens with its first table, after the statement may have been kept,
   ** and closes when PRAGMA temp_store changes. */
@@ -707,7 +734,7 @@ static int fast_stamp_holds(chash_conn *conn, ring_cache_entry *e){
                          : store_stamp_holds(db, w->zSchema, w->zName,
                                              w->stamp);
   if( bHolds ) settled_note(db, e, w->zSchema, bSettled, nVersion);
-  return bHolds;
+  return bHolds ? STAMP_HOLDS : STAMP_CHANGED;
 }
 
 /*
@@ -728,20 +755,28 @@ static int fast_get(chash_conn *conn, const spec_arg *a, ring **ppRing,
     e = ring_cache_find(&conn->resolved, zKey, nKey);
     spec_arg_key_free(zKey, zRoom);
   }
-  if( e==NULL || !token_holds(db, e) ) return 0;
+  if( e==NULL || !token_holds(db, e->nChange, e->nDb) ) return 0;
   int64_t nChange = e->nChange;
   const ring_cache_entry *c = pChecked ? pChecked->e : NULL;
+  unsigned nVersion = 0;
+  int eHolds;
   if( c && c->born==pChecked->born && pChecked->nChange==nChange
    && c->where.stamp==e->where.stamp
    && strcmp(c->where.zSchema, e->where.zSchema)==0
    && strcmp(c->where.zName, e->where.zName)==0 ){
-    /* checked in this statement */
-  }else if( !fast_stamp_holds(conn, e) ){
+    /* checked in this statement: current in the state of that check if
+    ** it was settled and the schemas are the same */
+    pChecked->bAt = pChecked->bAt && pChecked->at.nDb==e->nDb;
+  }else if( (eHolds = fast_stamp_holds(conn, e, &nVersion))==STAMP_CHANGED ){
     return 0;
   }else if( pChecked ){
     pChecked->e = e;
     pChecked->born = e->born;
     pChecked->nChange = nChange;
+    pChecked->at.nChange = nChange;
+    pChecked->at.nDb = e->nDb;
+    pChecked->at.nDataVersion = nVersion;
+    pChecked->bAt = eHolds==STAMP_HOLDS_SETTLED;
   }
   if( pWhere && where_set(pWhere, e->where.zSchema, e->where.zName,
                           e->where.stamp)!=SQLITE_OK ){
@@ -799,6 +834,8 @@ int spec_arg_resolve(chash_conn *conn, const spec_arg *a, const char *zFunc,
     resolve_leave(conn);
     return SQLITE_OK;
   }
+  /* Read with queries: current at no state a later statement can check. */
+  if( pChecked ) pChecked->bAt = 0;
   spec_table where = { NULL, NULL, 0 };
   unsigned nVersion = 0;
   int bSettled = main_settled(conn->db, &nVersion);

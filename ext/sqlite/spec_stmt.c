@@ -9,6 +9,13 @@
 ** ring because the ring outlives every row of the statement. A constant
 ** spec argument also keeps its ring as the argument's own auxdata, so
 ** rows after the first skip even the list.
+**
+** When the statement ends, the connection keeps its list for the next
+** statement (conn_hold_give) with the rings, if every one was found
+** current in one state of the connection with main settled (spec.c): the
+** next statement that finds the connection in that state takes the list
+** as it is, with no spec resolved again. An application's router runs the
+** same statement for key after key, each a statement of its own.
 */
 #include <string.h>
 
@@ -28,6 +35,7 @@ typedef struct stmt_entry {
   int64_t iSpec;           /* value of an INTEGER spec */
   ring *ring;              /* one reference held */
   unsigned argMask;        /* arguments spec_ring_at offered it to */
+  int bFound;              /* found or made by this statement before */
 } stmt_entry;
 
 /* One block for a statement's first specs, the connection's (conn_hold_take:
@@ -38,6 +46,8 @@ typedef struct stmt_cache {
   int n, nAlloc;
   int iLast;               /* the entry found last: checked first */
   spec_checked checked;    /* the statement's last check of a stamp */
+  int bAt;                 /* every entry is current while the connection */
+  spec_state at;           /* is in this state (spec_state_holds) */
   stmt_entry *a;           /* aFirst, or an allocated array */
   stmt_entry aFirst[STMT_FIRST_SPECS];
 } stmt_cache;
@@ -46,14 +56,69 @@ static const char *entry_spec(const stmt_entry *e){
   return e->nSpec<=STMT_SHORT_SPEC ? e->zShort : e->zLong;
 }
 
-static void stmt_cache_free(void *p){
-  stmt_cache *sc = p;
+/* Empty sc's list, releasing its rings. */
+static void stmt_cache_clear(stmt_cache *sc){
   for(int i=0; i<sc->n; i++){
     sqlite3_free(sc->a[i].zLong);
     ring_release(sc->a[i].ring);
   }
   if( sc->a!=sc->aFirst ) sqlite3_free(sc->a);
+  sc->a = sc->aFirst;
+  sc->nAlloc = STMT_FIRST_SPECS;
+  sc->n = sc->iLast = 0;
+}
+
+void stmt_hold_free(void *p){
+  if( p==NULL ) return;
+  stmt_cache_clear(p);
+  sqlite3_free(p);
+}
+
+/* The statement's end (SQLite's auxdata destructor): the list is kept for
+** the next statement if it is current in one state and in the hold's own
+** block. */
+static void stmt_cache_free(void *p){
+  stmt_cache *sc = p;
+  if( !sc->bAt || sc->a!=sc->aFirst ) stmt_cache_clear(sc);
   conn_hold_give(sc->conn, sc);
+}
+
+static int state_same(const spec_state *a, const spec_state *b){
+  return a->nChange==b->nChange && a->nDb==b->nDb
+      && a->nDataVersion==b->nDataVersion;
+}
+
+/*
+** A statement's first call: the list the connection kept from the last
+** statement, made this statement's if the connection is still in the state
+** its rings were current in, else emptied. NULL if there is none to take
+** (*pbNomem: out of memory setting it).
+*/
+static stmt_cache *stmt_cache_adopt(sqlite3_context *ctx, int *pbNomem){
+  chash_conn *conn = sqlite3_user_data(ctx);
+  stmt_cache *sc = conn_hold_spare(conn);
+  *pbNomem = 0;
+  if( sc==NULL || sc->n==0 ) return NULL;
+  if( !sc->bAt || !spec_state_holds(conn, &sc->at) ){
+    stmt_cache_clear(sc);
+    return NULL;
+  }
+  conn_hold_take(conn, sizeof(*sc));
+  for(int i=0; i<sc->n; i++){
+    sc->a[i].argMask = 0;
+    sc->a[i].bFound = 0;
+  }
+  sc->iLast = 0;
+  /* Checks of this statement are its own (spec_checked). */
+  sc->checked.e = NULL;
+  sc->checked.bAt = 0;
+  /* On failure SQLite calls the destructor: the list is given back. */
+  sqlite3_set_auxdata(ctx, STMT_CACHE_AUXID, sc, stmt_cache_free);
+  if( sqlite3_get_auxdata(ctx, STMT_CACHE_AUXID)!=sc ){
+    *pbNomem = 1;
+    return NULL;
+  }
+  return sc;
 }
 
 /* Is a the spec of type eType, text z of n bytes or integer i? */
@@ -94,18 +159,29 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
     return NULL;
   }
   stmt_cache *sc = sqlite3_get_auxdata(ctx, STMT_CACHE_AUXID);
-  *pbKnown = 1;
-  if( sc ){
-    if( entry_matches(&sc->a[sc->iLast], &a) ){
-      *ppEntry = &sc->a[sc->iLast];
-      return sc->a[sc->iLast].ring;
+  if( sc==NULL ){
+    int bNomem;
+    sc = stmt_cache_adopt(ctx, &bNomem);
+    if( bNomem ){
+      sqlite3_result_error_nomem(ctx);
+      return NULL;
     }
-    for(int k=0; k<sc->n; k++){
-      if( entry_matches(&sc->a[k], &a) ){
-        sc->iLast = k;
-        *ppEntry = &sc->a[k];
-        return sc->a[k].ring;
-      }
+  }
+  if( sc ){
+    /* From the entry found last on: a statement's specs are asked for in
+    ** the order they were added. */
+    int k = sc->iLast, j = 0;
+    while( j<sc->n && !entry_matches(&sc->a[k], &a) ){
+      k = k+1<sc->n ? k+1 : 0;
+      j++;
+    }
+    if( j<sc->n ){
+      stmt_entry *e = &sc->a[k];
+      sc->iLast = k;
+      *ppEntry = e;
+      *pbKnown = e->bFound;
+      e->bFound = 1;
+      return e->ring;
     }
     if( sc->n>=STMT_CACHE_MAX ){
       char *zMsg = sqlite3_mprintf("%s: more than %d different ring specs in "
@@ -118,8 +194,8 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
 
   *pbKnown = 0;
   ring *r;
-  spec_checked none = { NULL, 0, 0 };
-  spec_checked *pChecked = sc ? &sc->checked : &none;
+  spec_checked first = { NULL, 0, 0, { 0, 0, 0 }, 0 };
+  spec_checked *pChecked = sc ? &sc->checked : &first;
   rc = spec_arg_resolve(sqlite3_user_data(ctx), &a, zFunc, &r, NULL, pChecked,
                         &zErr);
   if( rc!=SQLITE_OK ){
@@ -134,7 +210,8 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
     if( sc==NULL ) goto nomem;
     sc->conn = conn;
     sc->n = sc->iLast = 0;
-    sc->checked = none;
+    sc->checked = first;
+    sc->bAt = 0;
     sc->a = sc->aFirst;
     sc->nAlloc = STMT_FIRST_SPECS;
     sqlite3_set_auxdata(ctx, STMT_CACHE_AUXID, sc, stmt_cache_free);
@@ -165,6 +242,15 @@ static ring *stmt_ring(sqlite3_context *ctx, sqlite3_value *pSpec,
   e->iSpec = a.i;
   e->ring = r;
   e->argMask = 0;
+  e->bFound = 1;
+  /* The list is current in one state while each entry is, in the same. */
+  if( sc->n==0 ){
+    sc->bAt = sc->checked.bAt;
+    sc->at = sc->checked.at;
+  }else{
+    sc->bAt = sc->bAt && sc->checked.bAt
+           && state_same(&sc->at, &sc->checked.at);
+  }
   sc->iLast = sc->n++;
   *ppEntry = e;
   return r;

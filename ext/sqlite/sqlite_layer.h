@@ -366,6 +366,12 @@ int chash_function(sqlite3 *db, const char *zName, int nArg, int flags,
 ** statement ends, holding a reference to conn until then. */
 void *conn_hold_take(chash_conn *conn, size_t nByte);
 void conn_hold_give(chash_conn *conn, void *p);
+/* The hold the connection keeps for the next statement (NULL: none), left
+** in place. */
+void *conn_hold_spare(chash_conn *conn);
+/* Free hold p with the references it keeps (spec_stmt.c): what the
+** connection calls for its spare when it drops it. */
+void stmt_hold_free(void *p);
 /* Drop every ring the connection's caches hold. */
 void conn_forget_rings(chash_conn *conn);
 
@@ -448,11 +454,24 @@ int spec_arg_read(sqlite3_value *pSpec, const char *zFunc, spec_arg *a,
 ** the same: nothing else runs in between but the statement itself, and
 ** then both rings are of one moment.
 */
+typedef struct spec_state {
+  int64_t nChange;             /* the connection's change count */
+  int nDb;                     /* its schemas */
+  unsigned nDataVersion;       /* main's data version, main settled */
+} spec_state;
+
 typedef struct spec_checked {
   const ring_cache_entry *e;   /* the entry checked, or NULL */
   uint64_t born;               /* e->born then: e is still that entry */
   int64_t nChange;             /* the connection's change count then */
+  spec_state at;               /* the state of that check, main settled */
+  int bAt;                     /* the ring resolved last is current while
+                               ** the connection is in state at */
 } spec_checked;
+
+/* Is the connection in state *pAt, main settled (spec.c), with no spec
+** being resolved? Then every ring found current in that state still is. */
+int spec_state_holds(chash_conn *conn, const spec_state *pAt);
 
 /* Resolve a read spec to a new ring reference; errors are prefixed with
 ** zFunc into *pzErr (none for SQLITE_NOMEM). pChecked (may be NULL): the

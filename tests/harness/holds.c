@@ -14,7 +14,10 @@
 ** in the middle of a scan, the ring changed while a scan holds the old
 ** one, and every allocation failing in turn while another statement holds
 ** the connection's spare, and every allocation of the load failing in
-** turn. Every placement is compared with the same key's
+** turn; and the rings a statement leaves with the connection for the next
+** one, taken only while nothing can have changed them (ch_moved's two
+** specs after a change of the ring, the default ring after a schema with a
+** ring of its own is attached). Every placement is compared with the same key's
 ** on an inline JSON ring of the same nodes, on a connection of its own.
 ** The cases are meant to run under AddressSanitizer or valgrind too
 ** (make test-asan), which see a hold used or freed after its connection.
@@ -80,10 +83,12 @@ static void faultInstall(void){
 
 /* ------------------------------------------------------- helpers */
 
-static sqlite3 *open_db(void){
+/* Database zName (a URI), chash loaded. */
+static sqlite3 *open_uri(const char *zName){
   sqlite3 *db;
   char *zErr = NULL;
-  if( sqlite3_open(":memory:", &db)!=SQLITE_OK ){
+  if( sqlite3_open_v2(zName, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+                      | SQLITE_OPEN_URI, NULL)!=SQLITE_OK ){
     fprintf(stderr, "holds: cannot open a database\n");
     exit(2);
   }
@@ -93,6 +98,10 @@ static sqlite3 *open_db(void){
     exit(2);
   }
   return db;
+}
+
+static sqlite3 *open_db(void){
+  return open_uri(":memory:");
 }
 
 static void exec(sqlite3 *db, const char *zSql){
@@ -325,6 +334,72 @@ static void case_changed_mid_scan(void){
   sqlite3_close(db);
 }
 
+/* The text of the one row of zSql (NULL if it has none or fails), in zOut
+** (16 bytes). */
+static const char *one_row(sqlite3 *db, const char *zSql, int k, char *zOut){
+  sqlite3_stmt *p = prepare(db, zSql);
+  sqlite3_bind_int(p, 1, k);
+  const char *z = NULL;
+  if( sqlite3_step(p)==SQLITE_ROW && sqlite3_column_text(p, 0) ){
+    snprintf(zOut, 16, "%s", sqlite3_column_text(p, 0));
+    z = zOut;
+  }
+  sqlite3_finalize(p);
+  return z;
+}
+
+/* ch_moved(k, 'r@1', 'r') run twice (the second statement takes the first's
+** rings), then node d added: the next statement resolves both again and
+** tells the moved keys, which the inline rings say. */
+static void case_kept_moved(void){
+  sqlite3 *db = ring_db();
+  const char *zMoved = "SELECT ch_moved(?1, 'r@1', 'r')";
+  char z[16];
+  int bOk = 1;
+  for(int k=1; k<=NKEY; k++){
+    bOk &= one_row(db, zMoved, k, z) && strcmp(z, "0")==0;
+    bOk &= one_row(db, zMoved, k, z) && strcmp(z, "0")==0;
+  }
+  check(bOk, "kept moved", "no key moves between a ring and itself");
+  exec(db, "INSERT INTO r(node) VALUES ('d')");
+  for(int k=1; k<=NKEY; k++){
+    const char *zWant = strcmp(azWant[k], azWantD[k]) ? "1" : "0";
+    bOk &= one_row(db, zMoved, k, z) && strcmp(z, zWant)==0;
+    bOk &= one_row(db, LOCATE, k, z) && strcmp(z, azWantD[k])==0;
+  }
+  check(bOk, "kept moved", "after d is added: the moves to d, d's keys");
+  sqlite3_close(db);
+}
+
+/* The default ring, used by two statements, then a schema attached that
+** already has a ring (made by another connection): attaching changes no
+** count of changes and no data version of main, only the schemas, and the
+** default ring is then ambiguous. */
+static void case_kept_attached(void){
+  const char *zAux = "file:holds_kept_aux?mode=memory&cache=shared";
+  sqlite3 *dbAux = open_uri(zAux);
+  exec(dbAux, "CREATE VIRTUAL TABLE s USING chash; "
+              "INSERT INTO s(node) VALUES ('x')");
+  sqlite3 *db = ring_db();
+  char z[16];
+  int bOk = 1;
+  for(int k=1; k<=NKEY; k++){
+    bOk &= one_row(db, "SELECT ch_locate(?1)", k, z)
+        && strcmp(z, azWant[k])==0;
+  }
+  check(bOk, "kept attached", "the default ring before the attach");
+  char *zSql = sqlite3_mprintf("ATTACH '%q' AS aux", zAux);
+  exec(db, zSql);
+  sqlite3_free(zSql);
+  sqlite3_stmt *p = prepare(db, "SELECT ch_locate(1)");
+  check(sqlite3_step(p)==SQLITE_ERROR
+        && strstr(sqlite3_errmsg(db), "2 rings, so name one")!=NULL,
+        "kept attached", "after the attach: two rings, none the default");
+  sqlite3_finalize(p);
+  sqlite3_close(db);
+  sqlite3_close(dbAux);
+}
+
 /* Each allocation of a statement failing in turn while another statement
 ** holds the connection's spare: SQLITE_NOMEM, and the statement works
 ** when run again. */
@@ -417,6 +492,8 @@ int main(int argc, char **argv){
   case_two();
   case_reset_mid_scan();
   case_changed_mid_scan();
+  case_kept_moved();
+  case_kept_attached();
   case_nomem();
   case_load_fails();
   printf("holds: %d passed, %d failed\n", nPass, nFail);
