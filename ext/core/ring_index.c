@@ -108,6 +108,14 @@ void owner_table_fill(const ring *r, void *table, unsigned bytes,
 }
 
 int ring_index_owner_table(ring *r){
+  /* An entry holds an owner, and a slot no master serves (redis_cluster:
+  ** RING_UNOWNED) has none: such a ring keeps to its index. */
+  for(uint32_t k=0; k<r->n_points; k++){
+    if( r->owners[k]==RING_UNOWNED ){
+      r->owner_due = 0;
+      return RING_OK;
+    }
+  }
   unsigned space = ring_space_bits(&r->config);
   int bSmall = r->n_points<=RING_OWNER_TABLE_SMALL;
   unsigned bytes = bSmall && r->n_nodes<=OWNER_BYTE_NODES ? 1
