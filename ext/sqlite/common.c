@@ -122,3 +122,13 @@ int chash_function(sqlite3 *db, const char *zName, int nArg, int flags,
   return sqlite3_create_function_v2(db, zName, nArg, flags, conn_retain(conn),
                                     xFunc, xStep, xFinal, conn_release);
 }
+
+int chash_functions(sqlite3 *db, chash_conn *conn,
+                    const chash_function_def *aFunc, size_t n){
+  for(size_t i=0; i<n; i++){
+    int rc = chash_function(db, aFunc[i].zName, aFunc[i].nArg,
+                            aFunc[i].flags, conn, aFunc[i].xFunc, NULL, NULL);
+    if( rc!=SQLITE_OK && conn ) return rc;
+  }
+  return SQLITE_OK;
+}

@@ -118,21 +118,11 @@ static void export_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 int config_funcs_register(sqlite3 *db, chash_conn *conn){
   static const int pure = SQLITE_UTF8 | SQLITE_INNOCUOUS | SQLITE_DETERMINISTIC;
   static const int placement = SQLITE_UTF8 | SQLITE_INNOCUOUS;
-  static const struct {
-    const char *zName;
-    int nArg;
-    int flags;
-    void (*xFunc)(sqlite3_context *, int, sqlite3_value **);
-  } aFunc[] = {
+  static const chash_function_def aFunc[] = {
     { "ch_config", 2, pure, config_func },
     { "ch_config", 3, pure, config_func },
     { "ch_export", 2, placement, export_func },
     { "ch_export", 3, placement, export_func },
   };
-  for(size_t i=0; i<sizeof(aFunc)/sizeof(aFunc[0]); i++){
-    int rc = chash_function(db, aFunc[i].zName, aFunc[i].nArg,
-                            aFunc[i].flags, conn, aFunc[i].xFunc, NULL, NULL);
-    if( rc!=SQLITE_OK && conn ) return rc;
-  }
-  return SQLITE_OK;
+  return chash_functions(db, conn, aFunc, sizeof(aFunc)/sizeof(aFunc[0]));
 }

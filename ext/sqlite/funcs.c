@@ -156,12 +156,7 @@ static void version_func(sqlite3_context *ctx, int argc, sqlite3_value **argv){
 int funcs_register(sqlite3 *db, chash_conn *conn){
   static const int placement = SQLITE_UTF8 | SQLITE_INNOCUOUS;
   static const int pure = SQLITE_UTF8 | SQLITE_INNOCUOUS | SQLITE_DETERMINISTIC;
-  static const struct {
-    const char *zName;
-    int nArg;
-    int flags;
-    void (*xFunc)(sqlite3_context *, int, sqlite3_value **);
-  } aFunc[] = {
+  static const chash_function_def aFunc[] = {
     { "ch_locate",  1, placement, locate_func },
     { "ch_locate",  2, placement, locate_func },
     { "ch_moved",   3, placement, moved_func },
@@ -174,10 +169,5 @@ int funcs_register(sqlite3 *db, chash_conn *conn){
     { "ch_check",   0, placement, check_func },
     { "ch_check",   1, placement, check_func },
   };
-  for(size_t i=0; i<sizeof(aFunc)/sizeof(aFunc[0]); i++){
-    int rc = chash_function(db, aFunc[i].zName, aFunc[i].nArg,
-                            aFunc[i].flags, conn, aFunc[i].xFunc, NULL, NULL);
-    if( rc!=SQLITE_OK && conn ) return rc;
-  }
-  return SQLITE_OK;
+  return chash_functions(db, conn, aFunc, sizeof(aFunc)/sizeof(aFunc[0]));
 }

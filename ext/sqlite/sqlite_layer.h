@@ -361,6 +361,16 @@ int chash_function(sqlite3 *db, const char *zName, int nArg, int flags,
                    void (*xFunc)(sqlite3_context *, int, sqlite3_value **),
                    void (*xStep)(sqlite3_context *, int, sqlite3_value **),
                    void (*xFinal)(sqlite3_context *));
+/* A part's scalar functions, registered (or removed) as chash_function
+** does, n of them. */
+typedef struct chash_function_def {
+  const char *zName;
+  int nArg;
+  int flags;
+  void (*xFunc)(sqlite3_context *, int, sqlite3_value **);
+} chash_function_def;
+int chash_functions(sqlite3 *db, chash_conn *conn,
+                    const chash_function_def *aFunc, size_t n);
 /* A statement's hold on rings (spec_stmt.c), of nByte bytes: the one the
 ** connection kept or a new one (NULL: out of memory). Given back when its
 ** statement ends, holding a reference to conn until then. */
