@@ -38,6 +38,22 @@ static int yaml_depth(yaml_document_t *d, yaml_node_t *node, int depth,
   return deepest;
 }
 
+/* The byte offset in z of libyaml's character index iChar (a mark's),
+** walking on from the cursor c where it can. */
+static size_t yaml_char_offset(const char *z, size_t n, config_yaml_cursor *c,
+                               size_t iChar){
+  if( c->iByte==0 || iChar<c->iChar ){
+    c->iChar = 0;
+    c->iByte = n>=3 && memcmp(z, "\xEF\xBB\xBF", 3)==0 ? 3 : 0;
+  }
+  while( c->iChar<iChar && c->iByte<n ){
+    c->iByte++;
+    while( c->iByte<n && (z[c->iByte]&0xC0)==0x80 ) c->iByte++;
+    c->iChar++;
+  }
+  return c->iByte;
+}
+
 /* Is character iChar of text z (n bytes) a ':' more than
 ** CONFIG_YAML_MAX_KEY characters after the start of its line, of its flow
 ** item or of the value before it? libyaml reads no longer key, and stops at
@@ -45,12 +61,8 @@ static int yaml_depth(yaml_document_t *d, yaml_node_t *node, int depth,
 ** a quoted key starts the count again, so a long key can go unnoticed
 ** here, never a short one noticed. */
 static int yaml_long_key_at(const char *z, size_t n, size_t iChar){
-  size_t i = 0, c = 0;
-  while( i<n && c<iChar ){
-    i++;
-    while( i<n && (z[i]&0xC0)==0x80 ) i++;
-    c++;
-  }
+  config_yaml_cursor c = { 0, 0 };
+  size_t i = yaml_char_offset(z, n, &c, iChar);
   if( i>=n || z[i]!=':' ) return 0;
   size_t nChar = 0;
   while( i>0 ){
@@ -153,17 +165,7 @@ int config_yaml_line(const yaml_node_t *node){
 
 size_t config_yaml_offset(const char *z, size_t n, config_yaml_cursor *c,
                           const yaml_node_t *node){
-  size_t iChar = node->start_mark.index;
-  if( c->iByte==0 || iChar<c->iChar ){
-    c->iChar = 0;
-    c->iByte = n>=3 && memcmp(z, "\xEF\xBB\xBF", 3)==0 ? 3 : 0;
-  }
-  while( c->iChar<iChar && c->iByte<n ){
-    c->iByte++;
-    while( c->iByte<n && (z[c->iByte]&0xC0)==0x80 ) c->iByte++;
-    c->iChar++;
-  }
-  return c->iByte;
+  return yaml_char_offset(z, n, c, node->start_mark.index);
 }
 
 const char *config_yaml_scalar(const yaml_node_t *node, size_t *pn){
