@@ -593,31 +593,34 @@ static void faultDisarm(void){
 }
 
 /*
-** A text image of database db's main schema: sqlite_schema and every
-** table's rows, chash tables included (which reads them through the
-** extension and its caches), and the names of what the temp schema holds.
-** An error reading a table is part of the image.
+** A text image of database db's main and temp schemas: their
+** sqlite_schema and every table's rows, chash tables included (which reads
+** them through the extension and its caches). An error reading a table is
+** part of the image.
 */
 static char *dumpDb(sqlite3 *db){
   sqlite3_str *pOut = sqlite3_str_new(0);
   sqlite3_stmt *pList = 0;
   char *zOut;
-  int rc = sqlite3_prepare_v2(db, "SELECT type, name, sql FROM sqlite_schema"
-                              " UNION ALL SELECT 'temp ' || type, name, sql"
-                              " FROM temp.sqlite_schema ORDER BY 2, 1", -1,
+  int rc = sqlite3_prepare_v2(db, "SELECT 'main', type, name, sql"
+                              " FROM main.sqlite_schema UNION ALL"
+                              " SELECT 'temp', type, name, sql"
+                              " FROM temp.sqlite_schema ORDER BY 3, 1, 2", -1,
                               &pList, 0);
   while( rc==SQLITE_OK && sqlite3_step(pList)==SQLITE_ROW ){
-    const char *zType = (const char *)sqlite3_column_text(pList, 0);
-    const char *zName = (const char *)sqlite3_column_text(pList, 1);
+    const char *zSchema = (const char *)sqlite3_column_text(pList, 0);
+    const char *zType = (const char *)sqlite3_column_text(pList, 1);
+    const char *zName = (const char *)sqlite3_column_text(pList, 2);
     sqlite3_stmt *pRows = 0;
     char *zSql;
     int i, nCol;
-    sqlite3_str_appendf(pOut, "%s %s: %s\n", zType, zName,
-                        sqlite3_column_text(pList, 2));
+    sqlite3_str_appendf(pOut, "%s %s %s: %s\n", zSchema, zType, zName,
+                        sqlite3_column_text(pList, 3));
     if( strcmp(zType, "table")!=0 || strncmp(zName, "sqlite_", 7)==0 ){
       continue;
     }
-    zSql = oom(sqlite3_mprintf("SELECT * FROM \"%w\"", zName));
+    zSql = oom(sqlite3_mprintf("SELECT * FROM \"%w\".\"%w\"", zSchema,
+                               zName));
     if( sqlite3_prepare_v2(db, zSql, -1, &pRows, 0)==SQLITE_OK ){
       nCol = sqlite3_column_count(pRows);
       while( sqlite3_step(pRows)==SQLITE_ROW ){
