@@ -21,6 +21,35 @@ static void *ring_sqlite_malloc(size_t n){
   return sqlite3_malloc64(n);
 }
 
+/*
+** On a connection where chash is loaded already, were its ring tables'
+** modules dropped since (sqlite3_drop_modules)? The functions stay, and
+** registering the modules again would give the connection a second state
+** beside the one the functions and the tables still connected share: so
+** loading again says so, where it would otherwise succeed with no ring
+** table to be had. A SQLite without PRAGMA module_list cannot tell: no.
+*/
+static int modules_dropped(sqlite3 *db, char **pzErrMsg){
+  sqlite3_stmt *pList = NULL;
+  int bDropped = 0;
+  if( sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_module_list"
+                         " WHERE name IN ('chash', 'chash_txn')", -1, &pList,
+                         NULL)!=SQLITE_OK ){
+    sqlite3_exec(db, "", NULL, NULL, NULL);     /* its error is not ours */
+  }else if( sqlite3_step(pList)==SQLITE_ROW ){
+    bDropped = sqlite3_column_int(pList, 0)<2;
+  }
+  sqlite3_finalize(pList);
+  if( bDropped && pzErrMsg ){
+    *pzErrMsg = sqlite3_mprintf("chash: loaded on this connection already, "
+                                "and its modules were dropped since "
+                                "(sqlite3_drop_modules): ring tables cannot "
+                                "come back on this connection; keep 'chash' "
+                                "and 'chash_txn' when dropping modules");
+  }
+  return bDropped;
+}
+
 #ifdef _WIN32
 __declspec(dllexport)
 #else
@@ -49,7 +78,7 @@ int sqlite3_chash_init(sqlite3 *db, char **pzErrMsg,
   if( sqlite3_prepare_v2(db, "SELECT ch_version()", -1, &pLoaded,
                          NULL)==SQLITE_OK ){
     sqlite3_finalize(pLoaded);
-    return SQLITE_OK;
+    return modules_dropped(db, pzErrMsg) ? SQLITE_ERROR : SQLITE_OK;
   }
   /* The probe's "no such function" must not stay as the connection's
   ** error: sqlite3_open reads it after its automatic extensions. */

@@ -271,6 +271,34 @@ static void case_functions_outlive_modules(void){
   sqlite3_close(db);
 }
 
+/* chash loaded again on a connection that has it: with its modules kept,
+** a success that changes nothing (its rings still place keys); with them
+** dropped, an error that says so, not a success with no ring table. */
+static void case_load_again(void){
+  sqlite3 *db = ring_db();
+  char *zErr = NULL;
+  static const char *azKeep[] = { "chash", "chash_txn", NULL };
+  check(sqlite3_drop_modules(db, azKeep)==SQLITE_OK, "load again",
+        "sqlite3_drop_modules keeping chash's");
+  check(sqlite3_load_extension(db, zExt, "sqlite3_chash_init",
+                               &zErr)==SQLITE_OK, "load again",
+        "a second load with the modules kept");
+  sqlite3_free(zErr);
+  zErr = NULL;
+  sqlite3_stmt *p = prepare(db, LOCATE);
+  check(step_key(p, 3), "load again", "a row after the second load");
+  sqlite3_finalize(p);
+  check(sqlite3_drop_modules(db, NULL)==SQLITE_OK, "load again",
+        "sqlite3_drop_modules");
+  check(sqlite3_load_extension(db, zExt, "sqlite3_chash_init",
+                               &zErr)!=SQLITE_OK
+        && zErr && strstr(zErr, "chash: loaded on this connection already, "
+                          "and its modules were dropped since")!=NULL,
+        "load again", "a load after the modules were dropped fails, saying why");
+  sqlite3_free(zErr);
+  sqlite3_close(db);
+}
+
 /* Two statements alive at once, reset in either order, again and again:
 ** one takes the connection's spare, the other a hold of its own. */
 static void case_two(void){
@@ -489,6 +517,7 @@ int main(int argc, char **argv){
   case_closed();
   case_dropped();
   case_functions_outlive_modules();
+  case_load_again();
   case_two();
   case_reset_mid_scan();
   case_changed_mid_scan();
